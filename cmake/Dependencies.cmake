@@ -1,0 +1,30 @@
+# Every library comes from Debian 12 packages (scripts/setup installs them), except LibTorch,
+# which comes from the pinned PyTorch wheel in the project's virtual environment.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(simdjson REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(GTest REQUIRED)
+find_path(RAPIDJSON_INCLUDE_DIR rapidjson/writer.h REQUIRED)
+find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+if(INFERD_USE_JEMALLOC)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+endif()
+
+# LibTorch. The wheel's TorchConfig.cmake insists on a CUDA toolkit because the wheel is a
+# CUDA build; the CPU path needs only libtorch_cpu and libc10, so they are imported directly.
+if(NOT INFERD_TORCH_DIR)
+  message(FATAL_ERROR "Set INFERD_TORCH_DIR to the torch package folder (scripts/setup does)")
+endif()
+add_library(inferd_libtorch INTERFACE)
+target_include_directories(inferd_libtorch SYSTEM INTERFACE
+  "${INFERD_TORCH_DIR}/include"
+  "${INFERD_TORCH_DIR}/include/torch/csrc/api/include")
+target_link_libraries(inferd_libtorch INTERFACE
+  "${INFERD_TORCH_DIR}/lib/libtorch_cpu.so"
+  "${INFERD_TORCH_DIR}/lib/libc10.so")
+target_compile_definitions(inferd_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
+set(CMAKE_BUILD_RPATH "${INFERD_TORCH_DIR}/lib")

@@ -1,0 +1,215 @@
+#include "backends/torch/torch_backend.h"
+
+#include <sched.h>
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/frozen_graph_optimizations.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/script.h>
+
+#include "common/strings.h"
+#include "backends/torch/torch_dtype.h"
+#include "common/log.h"
+#include "common/status_macros.h"
+
+namespace inferd {
+namespace {
+
+int CoresAvailable() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return 1;
+}
+
+struct TorchModelOptions {
+  bool freeze = true;
+  bool optimize_for_inference = false;
+};
+
+absl::StatusOr<bool> ParseBool(const std::string& value, std::string_view field,
+                               const std::string& config_path) {
+  if (value == "true") return true;
+  if (value == "false") return false;
+  return absl::InvalidArgumentError(StrCat(config_path, ": ", field,
+                                                 ": must be true or false, got '", value, "'"));
+}
+
+absl::StatusOr<TorchModelOptions> ParseOptions(const ModelConfig& config,
+                                               const std::string& config_path) {
+  TorchModelOptions options;
+  for (const auto& [key, value] : config.parameters) {
+    const std::string field = StrCat("parameters.", key);
+    if (key == "freeze") {
+      ASSIGN_OR_RETURN(options.freeze, ParseBool(value, field, config_path));
+    } else if (key == "optimize_for_inference") {
+      ASSIGN_OR_RETURN(options.optimize_for_inference, ParseBool(value, field, config_path));
+    } else {
+      return absl::InvalidArgumentError(StrCat(
+          config_path, ": ", field,
+          ": unknown parameter for backend 'torch' (known: freeze, optimize_for_inference)"));
+    }
+  }
+  return options;
+}
+
+// A TorchScript module shared by every execution instance of one model version.
+class TorchModel : public BackendModel {
+ public:
+  TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label)
+      : module_(std::move(module)), config_(config), label_(std::move(label)) {}
+
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    try {
+      return ExecuteOrThrow(inputs);
+    } catch (const c10::Error& e) {
+      return absl::InternalError(
+          StrCat(label_, ": LibTorch failed: ", e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      return absl::InternalError(StrCat(label_, ": LibTorch failed: ", e.what()));
+    }
+  }
+
+ private:
+  absl::StatusOr<std::vector<Tensor>> ExecuteOrThrow(std::span<const Tensor> inputs) {
+    c10::InferenceMode inference_mode;
+    std::vector<c10::IValue> args;
+    args.reserve(inputs.size());
+    for (const Tensor& input : inputs) {
+      // A zero-copy view; the deleter holds the buffer's owner so that an output aliasing
+      // an input (an identity model) stays valid after the request releases its inputs.
+      std::shared_ptr<const void> owner = input.owner();
+      args.emplace_back(at::from_blob(
+          const_cast<std::byte*>(input.data()), input.shape(),
+          [owner = std::move(owner)](void*) mutable { owner.reset(); },
+          at::TensorOptions().dtype(ToTorchType(input.type()))));
+    }
+    c10::IValue result = module_.forward(std::move(args));
+
+    std::vector<at::Tensor> tensors;
+    if (result.isTensor()) {
+      tensors.push_back(result.toTensor());
+    } else if (result.isTuple()) {
+      for (const c10::IValue& element : result.toTupleRef().elements()) {
+        if (!element.isTensor()) return NotATensor(element);
+        tensors.push_back(element.toTensor());
+      }
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& t : result.toTensorVector()) tensors.push_back(t);
+    } else {
+      return NotATensor(result);
+    }
+    if (tensors.size() != config_.outputs.size()) {
+      return absl::InvalidArgumentError(
+          StrCat("the model returns ", tensors.size(), " tensors but config.yaml declares ",
+                       config_.outputs.size(), " outputs"));
+    }
+
+    std::vector<Tensor> outputs;
+    outputs.reserve(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      at::Tensor t = tensors[i].contiguous();
+      std::optional<DataType> type = FromTorchType(t.scalar_type());
+      if (!type) {
+        return absl::InvalidArgumentError(StrCat("output '", config_.outputs[i].name,
+                                                       "' has LibTorch type ",
+                                                       c10::toString(t.scalar_type()),
+                                                       ", which the protocol cannot carry"));
+      }
+      Shape shape(t.sizes().begin(), t.sizes().end());
+      void* data = t.data_ptr();
+      const size_t bytes = t.nbytes();
+      outputs.push_back(Tensor::Wrap(*type, std::move(shape), data, bytes,
+                                     std::make_shared<at::Tensor>(std::move(t))));
+    }
+    return outputs;
+  }
+
+  absl::Status NotATensor(const c10::IValue& value) const {
+    return absl::InvalidArgumentError(StrCat(
+        "the model returns a ", value.tagKind(),
+        "; inferd serves models whose forward returns a tensor or a tuple or list of tensors"));
+  }
+
+  torch::jit::Module module_;
+  const ModelConfig& config_;  // owned by the ServedModel that owns this
+  const std::string label_;
+};
+
+// The forward method's parameter names, without `self`.
+std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
+  std::vector<std::string> names;
+  const auto& arguments = module.get_method("forward").function().getSchema().arguments();
+  for (size_t i = 1; i < arguments.size(); ++i) names.push_back(arguments[i].name());
+  return names;
+}
+
+absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
+                                              const TorchModelOptions& options,
+                                              const ModelConfig& config,
+                                              const std::string& config_path) {
+  torch::jit::Module module = torch::jit::load(file.string(), c10::Device(c10::kCPU));
+  module.eval();
+  if (!module.find_method("forward")) {
+    return absl::InvalidArgumentError(StrCat(file.string(), ": has no forward method"));
+  }
+  const std::vector<std::string> arguments = ForwardArguments(module);
+  if (arguments.size() != config.inputs.size()) {
+    return absl::InvalidArgumentError(StrCat(
+        config_path, ": inputs: the model's forward takes ", arguments.size(), " inputs (",
+        StrJoin(arguments, ", "), ") but config.yaml declares ", config.inputs.size()));
+  }
+  if (options.freeze) {
+    try {
+      module = torch::jit::freeze(module);
+    } catch (const c10::Error& e) {
+      LogWarning(StrCat("model ", config.name, ": serving unfrozen; torch.jit.freeze failed: ",
+                        e.what_without_backtrace()));
+    }
+  }
+  if (options.optimize_for_inference) module = torch::jit::optimize_for_inference(module);
+  return module;
+}
+
+}  // namespace
+
+TorchBackend::TorchBackend(TorchBackendOptions options) {
+  const int threads = options.intra_op_threads > 0 ? options.intra_op_threads : CoresAvailable();
+  at::set_num_threads(threads);
+}
+
+int TorchBackend::intra_op_threads() const { return at::get_num_threads(); }
+
+absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
+    const BackendLoadRequest& request) {
+  const ModelConfig& config = *request.config;
+  const std::filesystem::path file = request.version_dir / model_filename();
+  const std::string config_path = (request.version_dir.parent_path() / "config.yaml").string();
+  ASSIGN_OR_RETURN(TorchModelOptions options, ParseOptions(config, config_path));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    return absl::NotFoundError(StrCat(file.string(), ": missing (a TorchScript file, "
+                                                           "written by torch.jit.save)"));
+  }
+  try {
+    ASSIGN_OR_RETURN(torch::jit::Module module, LoadModule(file, options, config, config_path));
+    return std::make_unique<TorchModel>(
+        std::move(module), config,
+        StrCat(config.name, ":", request.version_dir.filename().string()));
+  } catch (const c10::Error& e) {
+    return absl::InvalidArgumentError(StrCat(
+        file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        StrCat(file.string(), ": not a loadable TorchScript file: ", e.what()));
+  }
+}
+
+}  // namespace inferd

@@ -1,0 +1,44 @@
+// The LibTorch backend: serves TorchScript files (`model.pt`) on the CPU.
+//
+// This folder is the only place that includes LibTorch headers (they compile slowly); the
+// rest of inferd sees the Backend interface. Every c10::Error and std::exception LibTorch
+// throws is converted to a Status in torch_backend.cc.
+#ifndef INFERD_BACKENDS_TORCH_TORCH_BACKEND_H_
+#define INFERD_BACKENDS_TORCH_TORCH_BACKEND_H_
+
+#include <memory>
+#include <string_view>
+
+#include "core/backend.h"
+
+namespace inferd {
+
+struct TorchBackendOptions {
+  // Threads one forward pass may use (LibTorch's intra-op pool, process-wide). 0 picks the
+  // number of cores this process may run on. LibTorch defaulted to 1 here, which leaves
+  // cores idle on large models.
+  int intra_op_threads = 0;
+};
+
+// Config parameters the backend understands (config.yaml `parameters:`):
+//   freeze: true|false                  torch.jit.freeze at load (default true; falls back to
+//                                       the unfrozen module with a warning if freezing fails)
+//   optimize_for_inference: true|false  torch.jit.optimize_for_inference (default false:
+//                                       it can change results in the last bits)
+class TorchBackend : public Backend {
+ public:
+  explicit TorchBackend(TorchBackendOptions options);
+
+  std::string_view name() const override { return "torch"; }
+  std::string_view platform() const override { return "pytorch_libtorch"; }
+  std::string_view model_filename() const override { return "model.pt"; }
+
+  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override;
+
+  // The intra-op thread count in force, for the startup summary.
+  int intra_op_threads() const;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_BACKENDS_TORCH_TORCH_BACKEND_H_

@@ -1,0 +1,58 @@
+// The narrow interface between the core and an inference engine (LibTorch, ONNX Runtime).
+//
+// A Backend turns a model file into a BackendModel; a BackendModel executes whole batches.
+// Everything an engine throws is converted to a Status inside the backend, so no exception
+// ever reaches a scheduler thread.
+#ifndef INFERD_CORE_BACKEND_H_
+#define INFERD_CORE_BACKEND_H_
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model_config.h"
+#include "core/tensor.h"
+
+namespace inferd {
+
+// A loaded model's weights and code, on one device.
+// Thread-safety: Execute may be called from several execution instances at once; they share
+// one copy of the weights.
+class BackendModel {
+ public:
+  virtual ~BackendModel() = default;
+
+  // Runs the model on `inputs`, one tensor per config input in config order, and returns one
+  // tensor per config output in config order.
+  virtual absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) = 0;
+};
+
+struct BackendLoadRequest {
+  const ModelConfig* config = nullptr;  // outlives the load call
+  std::filesystem::path version_dir;    // <repository>/<model>/<version>
+  std::string device = "cpu";
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The name config.yaml uses ("torch").
+  virtual std::string_view name() const = 0;
+  // The KServe metadata platform string ("pytorch_libtorch").
+  virtual std::string_view platform() const = 0;
+  // The file a version folder must hold ("model.pt").
+  virtual std::string_view model_filename() const = 0;
+
+  // Loads a version. Errors name the file and, where it applies, the config field.
+  virtual absl::StatusOr<std::unique_ptr<BackendModel>> Load(
+      const BackendLoadRequest& request) = 0;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_BACKEND_H_

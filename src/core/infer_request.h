@@ -1,0 +1,34 @@
+// One inference request as the core sees it, whatever protocol it arrived on.
+//
+// Ownership: a frontend builds the request and hands it to the model's scheduler as a
+// unique_ptr; from then on the scheduler owns it and calls `on_complete` exactly once, from
+// an execution thread (or the enqueueing thread when it is refused). The callback must not
+// block: frontends hand the response back to their own I/O threads.
+#ifndef INFERD_CORE_INFER_REQUEST_H_
+#define INFERD_CORE_INFER_REQUEST_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/tensor.h"
+
+namespace inferd {
+
+struct InferResponse {
+  absl::Status status;
+  std::vector<NamedTensor> outputs;  // empty unless status is OK
+};
+
+struct InferRequest {
+  std::string id;                   // client's request id, echoed back
+  std::vector<NamedTensor> inputs;  // validated against the model before enqueueing
+  // Outputs to return; empty means all of the model's outputs.
+  std::vector<std::string> requested_outputs;
+  std::function<void(InferResponse)> on_complete;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_INFER_REQUEST_H_

@@ -1,0 +1,227 @@
+#include "core/model_config.h"
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "absl/status/status.h"
+#include "common/strings.h"
+#include "common/status_macros.h"
+
+namespace inferd {
+namespace {
+
+// Carries the file name and the path of the field being read, so that every error can say
+// exactly where it is.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view source) : source_(source) {}
+
+  absl::Status Error(std::string_view field, std::string_view message) const {
+    return absl::InvalidArgumentError(StrCat(source_, ": ", field, ": ", message));
+  }
+
+  // Rejects keys outside `allowed`, so a typo ("max_batchsize") is an error, not a default.
+  absl::Status CheckKeys(const YAML::Node& map, std::string_view field,
+                         const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) return Error(field, "must be a mapping");
+    for (const auto& entry : map) {
+      const std::string key = entry.first.as<std::string>();
+      if (!allowed.count(key)) {
+        return Error(field.empty() ? key : StrCat(field, ".", key),
+                     StrCat("unknown field (known: ", StrJoin(allowed, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> String(const YAML::Node& node, std::string_view field) const {
+    if (!node.IsScalar() || node.as<std::string>().empty()) {
+      return Error(field, "must be a non-empty string");
+    }
+    return node.as<std::string>();
+  }
+
+  absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view field) const {
+    int64_t value = 0;
+    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
+      return Error(field, StrCat("must be an integer, got '", Dump(node), "'"));
+    }
+    return value;
+  }
+
+ private:
+  static std::string Dump(const YAML::Node& node) {
+    return node.IsScalar() ? node.as<std::string>() : YAML::Dump(node);
+  }
+
+  std::string source_;
+};
+
+absl::StatusOr<Shape> ParseDims(const FieldReader& reader, const YAML::Node& node,
+                                const std::string& field) {
+  if (!node.IsSequence()) return reader.Error(field, "must be a list of integers");
+  Shape dims;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string dim_field = StrCat(field, "[", i, "]");
+    ASSIGN_OR_RETURN(int64_t dim, reader.Integer(node[i], dim_field));
+    if (dim == 0 || dim < -1) {
+      return reader.Error(dim_field,
+                          StrCat("must be a positive size or -1 (variable), got ", dim));
+    }
+    dims.push_back(dim);
+  }
+  return dims;
+}
+
+absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& reader,
+                                                         const YAML::Node& node,
+                                                         const std::string& field) {
+  if (!node) return reader.Error(field, "is required");
+  if (!node.IsSequence() || node.size() == 0) {
+    return reader.Error(field, "must be a non-empty list");
+  }
+  std::vector<TensorSpec> specs;
+  std::set<std::string> names;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string item = StrCat(field, "[", i, "]");
+    const YAML::Node& entry = node[i];
+    RETURN_IF_ERROR(reader.CheckKeys(entry, item, {"name", "datatype", "dims"}));
+    for (const char* required : {"name", "datatype", "dims"}) {
+      if (!entry[required]) return reader.Error(StrCat(item, ".", required), "is required");
+    }
+    TensorSpec spec;
+    ASSIGN_OR_RETURN(spec.name, reader.String(entry["name"], StrCat(item, ".name")));
+    if (!names.insert(spec.name).second) {
+      return reader.Error(StrCat(item, ".name"),
+                          StrCat("'", spec.name, "' is declared twice"));
+    }
+    ASSIGN_OR_RETURN(std::string type_name,
+                     reader.String(entry["datatype"], StrCat(item, ".datatype")));
+    std::optional<DataType> type = ParseDataType(type_name);
+    if (!type) {
+      return reader.Error(StrCat(item, ".datatype"),
+                          StrCat("'", type_name, "' is not a datatype (one of ",
+                                       AllDataTypeNames(), ")"));
+    }
+    spec.datatype = *type;
+    ASSIGN_OR_RETURN(spec.dims, ParseDims(reader, entry["dims"], StrCat(item, ".dims")));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& reader,
+                                                          const YAML::Node& node) {
+  if (!node) return std::vector<InstanceGroup>{InstanceGroup{}};
+  if (!node.IsSequence() || node.size() == 0) {
+    return reader.Error("instances", "must be a non-empty list of {count, device}");
+  }
+  std::vector<InstanceGroup> groups;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string item = StrCat("instances[", i, "]");
+    RETURN_IF_ERROR(reader.CheckKeys(node[i], item, {"count", "device"}));
+    InstanceGroup group;
+    if (node[i]["count"]) {
+      ASSIGN_OR_RETURN(int64_t count, reader.Integer(node[i]["count"], item + ".count"));
+      if (count < 1 || count > 64) {
+        return reader.Error(item + ".count", StrCat("must be 1..64, got ", count));
+      }
+      group.count = static_cast<int>(count);
+    }
+    if (node[i]["device"]) {
+      ASSIGN_OR_RETURN(group.device, reader.String(node[i]["device"], item + ".device"));
+      if (group.device != "cpu") {
+        return reader.Error(item + ".device",
+                            StrCat("'", group.device,
+                                         "' is not available: this build serves on 'cpu' only"));
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseParameters(const FieldReader& reader,
+                                                                   const YAML::Node& node) {
+  std::map<std::string, std::string> parameters;
+  if (!node || node.IsNull()) return parameters;
+  if (!node.IsMap()) return reader.Error("parameters", "must be a mapping of name: value");
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    if (!entry.second.IsScalar()) {
+      return reader.Error(StrCat("parameters.", key), "must be a single value");
+    }
+    parameters[key] = entry.second.as<std::string>();
+  }
+  return parameters;
+}
+
+absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_view model_name,
+                                           const FieldReader& reader) {
+  if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
+  RETURN_IF_ERROR(reader.CheckKeys(root, "",
+                                   {"backend", "max_batch_size", "inputs", "outputs",
+                                    "instances", "parameters"}));
+  ModelConfig config;
+  config.name = std::string(model_name);
+  if (!root["backend"]) return reader.Error("backend", "is required (for example 'torch')");
+  ASSIGN_OR_RETURN(config.backend, reader.String(root["backend"], "backend"));
+  if (root["max_batch_size"]) {
+    ASSIGN_OR_RETURN(int64_t max_batch, reader.Integer(root["max_batch_size"], "max_batch_size"));
+    if (max_batch < 0 || max_batch > 1 << 20) {
+      return reader.Error("max_batch_size",
+                          StrCat("must be 0 (no batch dimension) or a positive batch "
+                                       "size, got ",
+                                       max_batch));
+    }
+    config.max_batch_size = static_cast<int>(max_batch);
+  }
+  ASSIGN_OR_RETURN(config.inputs, ParseTensorSpecs(reader, root["inputs"], "inputs"));
+  ASSIGN_OR_RETURN(config.outputs, ParseTensorSpecs(reader, root["outputs"], "outputs"));
+  ASSIGN_OR_RETURN(config.instances, ParseInstances(reader, root["instances"]));
+  ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
+  return config;
+}
+
+}  // namespace
+
+Shape ModelConfig::FullShape(const TensorSpec& spec) const {
+  Shape shape;
+  if (batched()) shape.push_back(-1);
+  shape.insert(shape.end(), spec.dims.begin(), spec.dims.end());
+  return shape;
+}
+
+const TensorSpec* ModelConfig::FindInput(std::string_view input_name) const {
+  for (const TensorSpec& spec : inputs) {
+    if (spec.name == input_name) return &spec;
+  }
+  return nullptr;
+}
+
+const TensorSpec* ModelConfig::FindOutput(std::string_view output_name) const {
+  for (const TensorSpec& spec : outputs) {
+    if (spec.name == output_name) return &spec;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,
+                                             std::string_view model_name,
+                                             std::string_view source) {
+  FieldReader reader(source);
+  // yaml-cpp reports errors by throwing; this is the one place they are caught.
+  try {
+    const YAML::Node root = YAML::Load(std::string(yaml_text));
+    if (!root || root.IsNull()) return reader.Error("(top level)", "the file is empty");
+    return ParseValidated(root, model_name, reader);
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        StrCat(source, ": line ", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+}
+
+}  // namespace inferd

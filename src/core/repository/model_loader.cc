@@ -1,0 +1,83 @@
+#include "core/repository/model_loader.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/strings.h"
+#include "common/status_macros.h"
+
+namespace inferd {
+namespace {
+
+Shape WarmUpShape(const ModelConfig& config, const TensorSpec& spec) {
+  Shape shape = config.FullShape(spec);
+  for (int64_t& dim : shape) {
+    if (dim == -1) dim = 1;
+  }
+  return shape;
+}
+
+bool ShapeMatches(const Shape& declared, const Shape& actual) {
+  if (declared.size() != actual.size()) return false;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    if (declared[i] != -1 && declared[i] != actual[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& model) {
+  std::vector<Tensor> inputs;
+  for (const TensorSpec& spec : config.inputs) {
+    ASSIGN_OR_RETURN(Tensor input, Tensor::Allocate(spec.datatype, WarmUpShape(config, spec)));
+    inputs.push_back(std::move(input));
+  }
+  absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
+  if (!outputs.ok()) {
+    return absl::Status(outputs.status().code(),
+                        StrCat("warm-up run on zero inputs (batch 1, variable dimensions "
+                                     "1) failed: ",
+                                     outputs.status().message()));
+  }
+  for (size_t i = 0; i < config.outputs.size(); ++i) {
+    const TensorSpec& spec = config.outputs[i];
+    const Tensor& out = (*outputs)[i];
+    if (out.type() != spec.datatype) {
+      return absl::InvalidArgumentError(StrCat(
+          "outputs[", i, "].datatype: the model returns ", DataTypeName(out.type()),
+          " for output '", spec.name, "', not ", DataTypeName(spec.datatype)));
+    }
+    Shape declared = config.FullShape(spec);
+    if (config.batched()) declared[0] = 1;
+    if (!ShapeMatches(declared, out.shape())) {
+      return absl::InvalidArgumentError(StrCat(
+          "outputs[", i, "].dims: for a batch of 1 the model returns shape ",
+          ShapeToString(out.shape()), " for output '", spec.name, "', which does not match ",
+          ShapeToString(declared)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
+    Backend& backend, std::shared_ptr<const ModelConfig> config,
+    const std::filesystem::path& model_dir, int64_t version) {
+  BackendLoadRequest request;
+  request.config = config.get();
+  request.version_dir = model_dir / std::to_string(version);
+  request.device = config->instances.front().device;
+  ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> model, backend.Load(request));
+  if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
+    // Mismatches are config errors; name the file the user has to fix.
+    const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument
+                                            ? model_dir / "config.yaml"
+                                            : request.version_dir;
+    return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
+  }
+  return std::make_unique<ServedModel>(std::move(config), version, backend.platform(),
+                                       std::move(model));
+}
+
+}  // namespace inferd

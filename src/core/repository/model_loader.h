@@ -1,0 +1,28 @@
+// Turns one version folder into a ready ServedModel: engine load, then a warm-up run whose
+// outputs are checked against config.yaml, so a config that does not describe the model
+// fails at load time with a clear reason instead of failing every request later.
+#ifndef INFERD_CORE_REPOSITORY_MODEL_LOADER_H_
+#define INFERD_CORE_REPOSITORY_MODEL_LOADER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/backend.h"
+#include "core/model_config.h"
+#include "core/served_model.h"
+
+namespace inferd {
+
+absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
+    Backend& backend, std::shared_ptr<const ModelConfig> config,
+    const std::filesystem::path& model_dir, int64_t version);
+
+// Runs `model` once on zero inputs (batch 1, variable dimensions 1) and checks that the
+// outputs match the config's count, datatypes and shapes.
+absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& model);
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_REPOSITORY_MODEL_LOADER_H_

@@ -1,0 +1,36 @@
+// What the HTTP handlers share: the models and the server's own state.
+#ifndef INFERD_FRONTENDS_HTTP_HANDLER_CONTEXT_H_
+#define INFERD_FRONTENDS_HTTP_HANDLER_CONTEXT_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/infer_request.h"
+#include "core/repository/model_manager.h"
+#include "frontends/http/http_types.h"
+
+namespace inferd {
+
+struct HandlerContext {
+  ModelManager* models = nullptr;
+  std::string server_version;
+  // The model `POST /predict` uses without ?model=; empty: the only model, if there is one.
+  std::string default_model;
+  // Set once shutdown begins: readiness turns false so load balancers stop sending traffic.
+  const std::atomic<bool>* draining = nullptr;
+};
+
+// Turns a successful InferResponse into the protocol's reply body.
+using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
+
+// Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
+// the connection's I/O thread (never on the execution thread); an error status becomes an
+// {"error"} reply.
+void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
+                     ResponderPtr responder, ReplyEncoder encode);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_HANDLER_CONTEXT_H_

@@ -1,0 +1,125 @@
+#include "frontends/http/http_server.h"
+
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <pthread.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/strings.h"
+#include "frontends/http/http_session.h"
+
+namespace inferd {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+class HttpServer::Impl {
+ public:
+  Impl(HttpServerOptions options, const HttpRouter* router, std::atomic<bool>* draining)
+      : options_(std::move(options)), acceptor_(io_) {
+    shared_.router = router;
+    shared_.draining = draining;
+    shared_.max_request_bytes = options_.max_request_bytes;
+    shared_.idle_timeout = options_.idle_timeout;
+  }
+
+  ~Impl() { StopThreads(); }
+
+  absl::Status Start() {
+    boost::system::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(options_.host, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          StrCat("--host '", options_.host, "' is not an IP address: ", ec.message()));
+    }
+    const tcp::endpoint endpoint(address, options_.port);
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return absl::UnavailableError(StrCat("cannot listen on ", options_.host, ":",
+                                                 options_.port, ": ", ec.message()));
+    }
+    Accept();
+    for (int i = 0; i < options_.io_threads; ++i) {
+      threads_.emplace_back([this, i] {
+        const std::string name = StrCat("http-io#", i);
+        pthread_setname_np(pthread_self(), name.c_str());
+        io_.run();
+      });
+    }
+    return absl::OkStatus();
+  }
+
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+  bool Shutdown() {
+    shared_.draining->store(true);
+    asio::post(io_, [this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+    });
+    const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
+    bool drained = true;
+    while (shared_.in_flight.load() > 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        spdlog::warn("shutdown: {} requests still in flight after {} s; closing anyway",
+                     shared_.in_flight.load(), options_.drain_timeout.count());
+        drained = false;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    StopThreads();
+    return drained;
+  }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept(asio::make_strand(io_), [this](boost::system::error_code ec,
+                                                          tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      if (!ec) {
+        socket.set_option(tcp::no_delay(true), ec);
+        std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
+      } else {
+        spdlog::warn("accept failed: {}", ec.message());
+      }
+      Accept();
+    });
+  }
+
+  void StopThreads() {
+    io_.stop();
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
+    threads_.clear();
+  }
+
+  const HttpServerOptions options_;
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  SessionShared shared_;
+  std::vector<std::thread> threads_;
+};
+
+HttpServer::HttpServer(HttpServerOptions options, const HttpRouter* router,
+                       std::atomic<bool>* draining)
+    : impl_(std::make_unique<Impl>(std::move(options), router, draining)) {}
+
+HttpServer::~HttpServer() = default;
+
+absl::Status HttpServer::Start() { return impl_->Start(); }
+uint16_t HttpServer::port() const { return impl_->port(); }
+bool HttpServer::Shutdown() { return impl_->Shutdown(); }
+
+}  // namespace inferd

@@ -1,0 +1,53 @@
+// The HTTP/1.1 server: Boost.Beast over Asio, keep-alive, a pool of I/O threads.
+//
+// I/O threads only read, parse, route and write. Inference requests are handed to a model's
+// scheduler and the reply comes back later through a Responder, so an I/O thread never waits
+// on a model and a few threads serve hundreds of connections.
+//
+// Shutdown: readiness turns false, the listening socket closes, requests already read are
+// answered (up to a timeout), then the I/O threads stop.
+// Thread-safety: Start, Shutdown and port are called from one (the main) thread.
+#ifndef INFERD_FRONTENDS_HTTP_HTTP_SERVER_H_
+#define INFERD_FRONTENDS_HTTP_HTTP_SERVER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "frontends/http/router.h"
+
+namespace inferd {
+
+struct HttpServerOptions {
+  std::string host = "0.0.0.0";
+  uint16_t port = 8080;  // 0 picks a free port; port() tells which
+  int io_threads = 1;
+  size_t max_request_bytes = 64u << 20;
+  std::chrono::seconds idle_timeout{120};  // a keep-alive connection with no request
+  std::chrono::seconds drain_timeout{30};  // how long Shutdown waits for in-flight requests
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpServerOptions options, const HttpRouter* router, std::atomic<bool>* draining);
+  ~HttpServer();
+
+  // Binds, listens and starts the I/O threads.
+  absl::Status Start();
+  uint16_t port() const;
+
+  // Stops accepting and answers what is in flight; returns false if the drain timed out.
+  bool Shutdown();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_HTTP_SERVER_H_

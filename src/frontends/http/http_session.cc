@@ -1,0 +1,199 @@
+#include "frontends/http/http_session.h"
+
+#include <string>
+#include <utility>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/strings.h"
+
+namespace inferd {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace asio = boost::asio;
+
+constexpr std::chrono::seconds kWriteTimeout{60};
+constexpr std::chrono::seconds kLingerTimeout{5};
+
+HttpMethod ToMethod(http::verb verb) {
+  switch (verb) {
+    case http::verb::get:
+      return HttpMethod::kGet;
+    case http::verb::head:
+      return HttpMethod::kHead;
+    case http::verb::post:
+      return HttpMethod::kPost;
+    default:
+      return HttpMethod::kOther;
+  }
+}
+
+// Sends replies back on the session's strand, whichever thread produces them.
+class SessionResponder : public Responder {
+ public:
+  explicit SessionResponder(std::shared_ptr<HttpSession> session)
+      : session_(std::move(session)) {}
+
+  void Send(HttpReply reply) override {
+    asio::dispatch(session_->executor(),
+                   [session = session_, reply = std::move(reply)]() mutable {
+                     session->WriteReply(std::move(reply));
+                   });
+  }
+
+  void Defer(std::function<HttpReply()> make_reply) override {
+    asio::post(session_->executor(),
+               [session = session_, make_reply = std::move(make_reply)] {
+                 session->WriteReply(make_reply());
+               });
+  }
+
+ private:
+  std::shared_ptr<HttpSession> session_;
+};
+
+}  // namespace
+
+HttpSession::HttpSession(asio::ip::tcp::socket socket, SessionShared* shared)
+    : stream_(std::move(socket)), shared_(shared) {}
+
+void HttpSession::Start() {
+  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+}
+
+void HttpSession::ReadHeader() {
+  parser_.emplace();
+  parser_->body_limit(shared_->max_request_bytes);
+  stream_.expires_after(shared_->idle_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                            self->OnHeader(ec);
+                          });
+}
+
+void HttpSession::OnHeader(beast::error_code ec) {
+  if (ec == http::error::body_limit) {
+    return RejectAndClose(ErrorReply(
+        413, StrCat("the request body is larger than the server's limit of ",
+                          shared_->max_request_bytes,
+                          " bytes (--max-request-bytes); send smaller batches")));
+  }
+  if (ec) {
+    // end_of_stream and timeouts are a client going away; anything else is not HTTP.
+    if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
+        ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
+        ec != asio::error::eof) {
+      return RejectAndClose(
+          ErrorReply(400, StrCat("malformed HTTP request: ", ec.message())));
+    }
+    return Close();
+  }
+  // curl and others wait for "100 Continue" before sending a large body; without it they
+  // stall for a second.
+  const auto expect = parser_->get().find(http::field::expect);
+  if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
+    auto interim = std::make_shared<http::response<http::empty_body>>(
+        http::status::continue_, parser_->get().version());
+    http::async_write(stream_, *interim,
+                      [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
+                        if (write_ec) return self->Close();
+                        self->ReadBody();
+                      });
+    return;
+  }
+  ReadBody();
+}
+
+void HttpSession::ReadBody() {
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     self->OnBody(ec);
+                   });
+}
+
+void HttpSession::OnBody(beast::error_code ec) {
+  if (ec == http::error::body_limit) return OnHeader(ec);
+  if (ec) return Close();
+
+  shared_->in_flight.fetch_add(1);
+  request_counted_ = true;
+  http::request<http::string_body>& request = parser_->get();
+  keep_alive_ = request.keep_alive();
+  const std::string_view target(request.target().data(), request.target().size());
+  const size_t question = target.find('?');
+
+  HttpRequestView view;
+  view.method = ToMethod(request.method());
+  view.path = target.substr(0, question);
+  view.query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  view.body = &request.body();
+  shared_->router->Dispatch(view, std::make_shared<SessionResponder>(shared_from_this()));
+}
+
+void HttpSession::WriteReply(HttpReply reply) {
+  response_ = {};
+  const unsigned version = parser_->get().version();
+  response_.version(version != 0 ? version : 11);
+  response_.result(reply.status);
+  response_.set(http::field::server, "inferd");
+  response_.set(http::field::content_type, reply.content_type);
+  for (auto& [name, value] : reply.headers) response_.set(name, value);
+  // While draining, tell clients to reconnect elsewhere instead of reusing this connection.
+  if (shared_->draining->load()) keep_alive_ = false;
+  response_.keep_alive(keep_alive_);
+  response_.body() = std::move(reply.body);
+  response_.prepare_payload();
+  stream_.expires_after(kWriteTimeout);
+  http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->OnWrite(ec);
+  });
+}
+
+void HttpSession::OnWrite(beast::error_code ec) {
+  if (request_counted_) {
+    request_counted_ = false;
+    shared_->in_flight.fetch_sub(1);
+  }
+  // The parser is no longer needed once the reply is out; free the body now.
+  parser_.reset();
+  if (ec || !keep_alive_) return DiscardAndClose();
+  ReadHeader();
+}
+
+void HttpSession::RejectAndClose(HttpReply reply) {
+  keep_alive_ = false;
+  shared_->in_flight.fetch_add(1);
+  request_counted_ = true;
+  if (!parser_) parser_.emplace();
+  WriteReply(std::move(reply));
+}
+
+// A lingering close, as nginx does: stop sending, then read and drop what the client is
+// still sending (an oversized body) so it sees our reply instead of a connection reset.
+void HttpSession::DiscardAndClose() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(kLingerTimeout);
+  auto scratch = std::make_shared<std::array<char, 16384>>();
+  struct Drain {
+    std::shared_ptr<HttpSession> self;
+    std::shared_ptr<std::array<char, 16384>> scratch;
+    void operator()(beast::error_code ec, size_t) {
+      if (ec) return self->Close();
+      self->stream_.async_read_some(asio::buffer(*scratch), std::move(*this));
+    }
+  };
+  stream_.async_read_some(asio::buffer(*scratch), Drain{shared_from_this(), scratch});
+}
+
+void HttpSession::Close() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.close();
+}
+
+}  // namespace inferd

@@ -1,0 +1,65 @@
+// One client connection: reads requests, hands them to the router, writes the replies.
+//
+// A session lives on its own strand, so its handlers never run concurrently; replies from
+// execution threads are posted onto that strand. Requests on one connection are answered in
+// order: the next request is read only after the previous reply is written (HTTP/1.1
+// without pipelining, as every mainstream client behaves).
+#ifndef INFERD_FRONTENDS_HTTP_HTTP_SESSION_H_
+#define INFERD_FRONTENDS_HTTP_HTTP_SESSION_H_
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "frontends/http/http_types.h"
+#include "frontends/http/router.h"
+
+namespace inferd {
+
+// What every session shares with the server.
+struct SessionShared {
+  const HttpRouter* router = nullptr;
+  std::atomic<bool>* draining = nullptr;
+  std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
+  size_t max_request_bytes = 0;
+  std::chrono::seconds idle_timeout{120};
+};
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket socket, SessionShared* shared);
+
+  void Start();
+
+  // Writes `reply` for the current request; must run on the session's strand.
+  void WriteReply(HttpReply reply);
+
+  boost::beast::tcp_stream::executor_type executor() { return stream_.get_executor(); }
+
+ private:
+  void ReadHeader();
+  void OnHeader(boost::beast::error_code ec);
+  void ReadBody();
+  void OnBody(boost::beast::error_code ec);
+  void RejectAndClose(HttpReply reply);
+  void OnWrite(boost::beast::error_code ec);
+  void DiscardAndClose();
+  void Close();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  boost::beast::http::response<boost::beast::http::string_body> response_;
+  SessionShared* const shared_;
+  bool keep_alive_ = false;
+  bool request_counted_ = false;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_HTTP_SESSION_H_

@@ -1,0 +1,49 @@
+#include "frontends/http/http_types.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace inferd {
+
+unsigned HttpStatusFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      return 400;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+HttpReply ErrorReply(unsigned http_status, std::string_view message) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("error");
+  writer.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
+  writer.EndObject();
+  HttpReply reply;
+  reply.status = http_status;
+  reply.body.assign(buffer.GetString(), buffer.GetSize());
+  return reply;
+}
+
+HttpReply ErrorReply(const absl::Status& status) {
+  return ErrorReply(HttpStatusFor(status.code()),
+                    std::string_view(status.message().data(), status.message().size()));
+}
+
+}  // namespace inferd

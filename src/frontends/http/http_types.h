@@ -1,0 +1,55 @@
+// The frontend's view of one HTTP exchange, independent of the HTTP library, so handlers are
+// plain request -> reply functions that unit tests can call without a socket.
+#ifndef INFERD_FRONTENDS_HTTP_HTTP_TYPES_H_
+#define INFERD_FRONTENDS_HTTP_HTTP_TYPES_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace inferd {
+
+enum class HttpMethod { kGet, kHead, kPost, kOther };
+
+struct HttpRequestView {
+  HttpMethod method = HttpMethod::kGet;
+  std::string_view path;   // "/v2/models/m/infer", percent-decoding not applied
+  std::string_view query;  // "model=m" (without '?')
+  // The body, owned by the connection. Mutable so the JSON parser can pad it in place.
+  std::string* body = nullptr;
+};
+
+struct HttpReply {
+  unsigned status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Delivers the reply for one request, exactly once, from any thread.
+class Responder {
+ public:
+  virtual ~Responder() = default;
+  virtual void Send(HttpReply reply) = 0;
+  // Runs `make_reply` on the connection's I/O thread and sends what it returns. Execution
+  // threads use this so that encoding the response never costs model time.
+  virtual void Defer(std::function<HttpReply()> make_reply) = 0;
+};
+
+using ResponderPtr = std::shared_ptr<Responder>;
+
+// {"error": message} with the status that the code maps to.
+HttpReply ErrorReply(const absl::Status& status);
+HttpReply ErrorReply(unsigned http_status, std::string_view message);
+
+// The HTTP status for a Status code (InvalidArgument -> 400, NotFound -> 404, ...).
+unsigned HttpStatusFor(absl::StatusCode code);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_HTTP_TYPES_H_

@@ -1,0 +1,289 @@
+#include "frontends/http/json_tensor_codec.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "common/strings.h"
+#include "common/float16.h"
+#include "common/status_macros.h"
+
+namespace inferd {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+std::string Excerpt(element value) {
+  std::string text = simdjson::minify(value);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// Converts one JSON leaf to the tensor's element type and stores it at `out`.
+class LeafWriter {
+ public:
+  LeafWriter(DataType type, std::byte* out, int64_t capacity, std::string_view what)
+      : type_(type), out_(out), capacity_(capacity), what_(what) {}
+
+  absl::Status Write(element value) {
+    if (value.type() == element_type::ARRAY) {
+      const simdjson::dom::array array = value.get_array().value_unsafe();
+      for (element child : array) RETURN_IF_ERROR(Write(child));
+      return absl::OkStatus();
+    }
+    if (count_ >= capacity_) {
+      ++count_;  // keep counting so the error can say how many elements there were
+      return absl::OkStatus();
+    }
+    RETURN_IF_ERROR(Store(value));
+    ++count_;
+    return absl::OkStatus();
+  }
+
+  int64_t count() const { return count_; }
+
+ private:
+  absl::Status Bad(element value, std::string_view expected) const {
+    return absl::InvalidArgumentError(StrCat(what_, ": element ", count_, " is ",
+                                                   Excerpt(value), ", but ",
+                                                   DataTypeName(type_), " data must be ",
+                                                   expected));
+  }
+
+  template <typename T>
+  absl::Status StoreInteger(element value) {
+    constexpr std::string_view kExpected = "integers in range";
+    T result;
+    if (value.type() == element_type::INT64) {
+      const int64_t v = value.get_int64().value_unsafe();
+      if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (v > 0 && static_cast<uint64_t>(v) > std::numeric_limits<T>::max())) {
+        return Bad(value, kExpected);
+      }
+      result = static_cast<T>(v);
+    } else if (value.type() == element_type::UINT64) {
+      const uint64_t v = value.get_uint64().value_unsafe();
+      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return Bad(value, kExpected);
+      result = static_cast<T>(v);
+    } else {
+      return Bad(value, "integers");
+    }
+    std::memcpy(out_ + count_ * sizeof(T), &result, sizeof(T));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<double> Number(element value) const {
+    switch (value.type()) {
+      case element_type::DOUBLE:
+        return value.get_double().value_unsafe();
+      case element_type::INT64:
+        return static_cast<double>(value.get_int64().value_unsafe());
+      case element_type::UINT64:
+        return static_cast<double>(value.get_uint64().value_unsafe());
+      default:
+        return Bad(value, "numbers");
+    }
+  }
+
+  template <typename T>
+  void Put(T v) {
+    std::memcpy(out_ + count_ * sizeof(T), &v, sizeof(T));
+  }
+
+  absl::Status Store(element value) {
+    switch (type_) {
+      case DataType::kBool:
+        if (value.type() != element_type::BOOL) return Bad(value, "true or false");
+        Put<uint8_t>(value.get_bool().value_unsafe() ? 1 : 0);
+        return absl::OkStatus();
+      case DataType::kUint8:
+        return StoreInteger<uint8_t>(value);
+      case DataType::kUint16:
+        return StoreInteger<uint16_t>(value);
+      case DataType::kUint32:
+        return StoreInteger<uint32_t>(value);
+      case DataType::kUint64:
+        return StoreInteger<uint64_t>(value);
+      case DataType::kInt8:
+        return StoreInteger<int8_t>(value);
+      case DataType::kInt16:
+        return StoreInteger<int16_t>(value);
+      case DataType::kInt32:
+        return StoreInteger<int32_t>(value);
+      case DataType::kInt64:
+        return StoreInteger<int64_t>(value);
+      case DataType::kFp16: {
+        ASSIGN_OR_RETURN(double v, Number(value));
+        Put<uint16_t>(FloatToHalf(static_cast<float>(v)));
+        return absl::OkStatus();
+      }
+      case DataType::kBf16: {
+        ASSIGN_OR_RETURN(double v, Number(value));
+        Put<uint16_t>(FloatToBf16(static_cast<float>(v)));
+        return absl::OkStatus();
+      }
+      case DataType::kFp32: {
+        ASSIGN_OR_RETURN(double v, Number(value));
+        Put<float>(static_cast<float>(v));
+        return absl::OkStatus();
+      }
+      case DataType::kFp64: {
+        ASSIGN_OR_RETURN(double v, Number(value));
+        Put<double>(v);
+        return absl::OkStatus();
+      }
+    }
+    return absl::InternalError("unhandled datatype");
+  }
+
+  const DataType type_;
+  std::byte* const out_;
+  const int64_t capacity_;
+  const std::string_view what_;
+  int64_t count_ = 0;
+};
+
+int64_t CountLeaves(element value) {
+  if (value.type() != element_type::ARRAY) return 1;
+  int64_t count = 0;
+  const simdjson::dom::array array = value.get_array().value_unsafe();
+  for (element child : array) count += CountLeaves(child);
+  return count;
+}
+
+// Derives a shape from the first element at each depth, then checks every array against it.
+absl::Status CheckRectangular(element value, const Shape& shape, size_t depth,
+                              std::string_view what) {
+  if (depth == shape.size()) {
+    if (value.type() == element_type::ARRAY) {
+      return absl::InvalidArgumentError(
+          StrCat(what, ": the nested lists are ragged (deeper than ",
+                       ShapeToString(shape), " at one element)"));
+    }
+    return absl::OkStatus();
+  }
+  simdjson::dom::array array;
+  if (value.get(array) || static_cast<int64_t>(array.size()) != shape[depth]) {
+    return absl::InvalidArgumentError(StrCat(
+        what, ": the nested lists are ragged (expected ", shape[depth],
+        " elements at depth ", depth, " as the first row has, shape ", ShapeToString(shape), ")"));
+  }
+  for (element child : array) {
+    RETURN_IF_ERROR(CheckRectangular(child, shape, depth + 1, what));
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+void WriteValue(T v, JsonWriter& writer) {
+  if constexpr (std::is_same_v<T, bool>) {
+    writer.Bool(v);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!std::isfinite(v)) {
+      writer.Double(static_cast<double>(v));  // NaN / Infinity / -Infinity
+      return;
+    }
+    char text[32];
+    auto [end, ec] = std::to_chars(text, text + sizeof(text), v);
+    writer.RawValue(text, end - text, rapidjson::kNumberType);
+  } else if constexpr (std::is_signed_v<T>) {
+    writer.Int64(v);
+  } else {
+    writer.Uint64(v);
+  }
+}
+
+void WriteElement(const Tensor& tensor, int64_t index, JsonWriter& writer) {
+  const std::byte* p = tensor.data();
+  switch (tensor.type()) {
+    case DataType::kBool:
+      return WriteValue<bool>(reinterpret_cast<const uint8_t*>(p)[index] != 0, writer);
+    case DataType::kUint8:
+      return WriteValue<uint64_t>(reinterpret_cast<const uint8_t*>(p)[index], writer);
+    case DataType::kUint16:
+      return WriteValue<uint64_t>(reinterpret_cast<const uint16_t*>(p)[index], writer);
+    case DataType::kUint32:
+      return WriteValue<uint64_t>(reinterpret_cast<const uint32_t*>(p)[index], writer);
+    case DataType::kUint64:
+      return WriteValue<uint64_t>(reinterpret_cast<const uint64_t*>(p)[index], writer);
+    case DataType::kInt8:
+      return WriteValue<int64_t>(reinterpret_cast<const int8_t*>(p)[index], writer);
+    case DataType::kInt16:
+      return WriteValue<int64_t>(reinterpret_cast<const int16_t*>(p)[index], writer);
+    case DataType::kInt32:
+      return WriteValue<int64_t>(reinterpret_cast<const int32_t*>(p)[index], writer);
+    case DataType::kInt64:
+      return WriteValue<int64_t>(reinterpret_cast<const int64_t*>(p)[index], writer);
+    case DataType::kFp16:
+      return WriteValue<float>(HalfToFloat(reinterpret_cast<const uint16_t*>(p)[index]), writer);
+    case DataType::kBf16:
+      return WriteValue<float>(Bf16ToFloat(reinterpret_cast<const uint16_t*>(p)[index]), writer);
+    case DataType::kFp32:
+      return WriteValue<float>(reinterpret_cast<const float*>(p)[index], writer);
+    case DataType::kFp64:
+      return WriteValue<double>(reinterpret_cast<const double*>(p)[index], writer);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> DecodeTensorData(element data, DataType type, Shape shape,
+                                        std::string_view what, int64_t max_elements) {
+  ASSIGN_OR_RETURN(int64_t expected, ElementCount(shape));
+  const std::string shape_text = ShapeToString(shape);
+  if (expected > max_elements) {
+    // The data cannot match; count it (only on this error path) to say by how much.
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ", expected,
+                                             " elements, but data has ", CountLeaves(data)));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(type, std::move(shape)));
+  LeafWriter writer(type, tensor.mutable_data(), expected, what);
+  RETURN_IF_ERROR(writer.Write(data));
+  if (writer.count() != expected) {
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ",
+                                                   expected, " elements, but data has ",
+                                                   writer.count()));
+  }
+  return tensor;
+}
+
+absl::StatusOr<Tensor> DecodeNestedTensor(element data, DataType type, std::string_view what,
+                                          int64_t max_elements) {
+  Shape shape;
+  for (element e = data; e.type() == element_type::ARRAY;) {
+    simdjson::dom::array array = e.get_array().value_unsafe();
+    shape.push_back(static_cast<int64_t>(array.size()));
+    if (array.size() == 0) break;
+    e = array.at(0).value_unsafe();
+  }
+  RETURN_IF_ERROR(CheckRectangular(data, shape, 0, what));
+  return DecodeTensorData(data, type, std::move(shape), what, max_elements);
+}
+
+void WriteFlatData(const Tensor& tensor, JsonWriter& writer) {
+  writer.StartArray();
+  for (int64_t i = 0; i < tensor.element_count(); ++i) WriteElement(tensor, i, writer);
+  writer.EndArray();
+}
+
+void WriteNestedData(const Tensor& tensor, std::span<const int64_t> shape, int64_t offset,
+                     JsonWriter& writer) {
+  if (shape.empty()) {
+    WriteElement(tensor, offset, writer);
+    return;
+  }
+  int64_t stride = 1;
+  for (size_t i = 1; i < shape.size(); ++i) stride *= shape[i];
+  writer.StartArray();
+  for (int64_t i = 0; i < shape[0]; ++i) {
+    WriteNestedData(tensor, shape.subspan(1), offset + i * stride, writer);
+  }
+  writer.EndArray();
+}
+
+}  // namespace inferd

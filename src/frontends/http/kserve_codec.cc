@@ -1,0 +1,131 @@
+#include "frontends/http/kserve_codec.h"
+
+#include <string>
+#include <utility>
+
+#include "common/strings.h"
+#include "common/status_macros.h"
+#include "frontends/http/json_body.h"
+#include "frontends/http/json_tensor_codec.h"
+
+namespace inferd {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+absl::StatusOr<Shape> DecodeShape(object input, std::string_view where) {
+  ASSIGN_OR_RETURN(simdjson::dom::array dims, GetArray(input, "shape", where));
+  Shape shape;
+  for (element dim : dims) {
+    int64_t value;
+    if (dim.get(value) || value < 0) {
+      return absl::InvalidArgumentError(StrCat(
+          where, ": 'shape' must be a list of non-negative integers, got ",
+          simdjson::minify(dims)));
+    }
+    shape.push_back(value);
+  }
+  return shape;
+}
+
+absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max_elements) {
+  std::string where = StrCat("inputs[", index, "]");
+  object input;
+  if (value.get(input)) return absl::InvalidArgumentError(where + ": must be an object");
+  ASSIGN_OR_RETURN(std::string_view name, GetString(input, "name", where));
+  where = StrCat("input '", name, "'");
+  ASSIGN_OR_RETURN(std::string_view type_name, GetString(input, "datatype", where));
+  std::optional<DataType> type = ParseDataType(type_name);
+  if (!type) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames(),
+                     type_name == "BYTES" ? " (BYTES is not supported over JSON yet)" : ""));
+  }
+  ASSIGN_OR_RETURN(Shape shape, DecodeShape(input, where));
+  element data;
+  if (input["data"].get(data)) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": 'data' is required (binary tensor data is not supported yet)"));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor,
+                   DecodeTensorData(data, *type, std::move(shape), where, max_elements));
+  return NamedTensor{std::string(name), std::move(tensor)};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body) {
+  ASSIGN_OR_RETURN(element root, ParseJsonBody(body));
+  object request;
+  if (root.get(request)) {
+    return absl::InvalidArgumentError("the request body must be a JSON object with 'inputs'");
+  }
+  auto decoded = std::make_unique<InferRequest>();
+  element id;
+  if (!request["id"].get(id)) {
+    std::string_view text;
+    if (id.get(text)) return absl::InvalidArgumentError("'id' must be a string");
+    decoded->id = std::string(text);
+  }
+  ASSIGN_OR_RETURN(simdjson::dom::array inputs, GetArray(request, "inputs", "the request"));
+  if (inputs.size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
+  const auto max_elements = static_cast<int64_t>(body.size());
+  size_t index = 0;
+  for (element input : inputs) {
+    ASSIGN_OR_RETURN(NamedTensor tensor, DecodeInput(input, index++, max_elements));
+    decoded->inputs.push_back(std::move(tensor));
+  }
+  element outputs;
+  if (!request["outputs"].get(outputs)) {
+    simdjson::dom::array list;
+    if (outputs.get(list)) return absl::InvalidArgumentError("'outputs' must be an array");
+    index = 0;
+    for (element output : list) {
+      const std::string where = StrCat("outputs[", index++, "]");
+      object entry;
+      if (output.get(entry)) return absl::InvalidArgumentError(where + ": must be an object");
+      ASSIGN_OR_RETURN(std::string_view name, GetString(entry, "name", where));
+      decoded->requested_outputs.emplace_back(name);
+    }
+  }
+  return decoded;
+}
+
+std::string EncodeInferResponse(std::string_view model_name, int64_t version,
+                                std::string_view id, const InferResponse& response) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  writer.Key("model_name");
+  writer.String(model_name.data(), static_cast<rapidjson::SizeType>(model_name.size()));
+  writer.Key("model_version");
+  const std::string version_text = std::to_string(version);
+  writer.String(version_text.c_str());
+  if (!id.empty()) {
+    writer.Key("id");
+    writer.String(id.data(), static_cast<rapidjson::SizeType>(id.size()));
+  }
+  writer.Key("outputs");
+  writer.StartArray();
+  for (const NamedTensor& output : response.outputs) {
+    writer.StartObject();
+    writer.Key("name");
+    writer.String(output.name.c_str());
+    writer.Key("datatype");
+    const std::string_view type = DataTypeName(output.tensor.type());
+    writer.String(type.data(), static_cast<rapidjson::SizeType>(type.size()));
+    writer.Key("shape");
+    writer.StartArray();
+    for (int64_t dim : output.tensor.shape()) writer.Int64(dim);
+    writer.EndArray();
+    writer.Key("data");
+    WriteFlatData(output.tensor, writer);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace inferd

@@ -1,0 +1,152 @@
+#include "frontends/http/kserve_handlers.h"
+
+#include <string>
+#include <utility>
+
+#include "common/strings.h"
+#include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/kserve_codec.h"
+
+namespace inferd {
+namespace {
+
+HttpReply JsonReply(unsigned status, const rapidjson::StringBuffer& buffer) {
+  HttpReply reply;
+  reply.status = status;
+  reply.body.assign(buffer.GetString(), buffer.GetSize());
+  return reply;
+}
+
+void WriteString(JsonWriter& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+void WriteTensorSpecs(const ModelConfig& config, const std::vector<TensorSpec>& specs,
+                      JsonWriter& writer) {
+  writer.StartArray();
+  for (const TensorSpec& spec : specs) {
+    writer.StartObject();
+    writer.Key("name");
+    WriteString(writer, spec.name);
+    writer.Key("datatype");
+    WriteString(writer, DataTypeName(spec.datatype));
+    writer.Key("shape");
+    writer.StartArray();
+    for (int64_t dim : config.FullShape(spec)) writer.Int64(dim);
+    writer.EndArray();
+    writer.EndObject();
+  }
+  writer.EndArray();
+}
+
+}  // namespace
+
+HttpReply HandleServerLive(const HandlerContext&) {
+  return HttpReply{200, R"({"live":true})", "application/json", {}};
+}
+
+HttpReply HandleServerReady(const HandlerContext& ctx) {
+  if (ctx.draining->load()) return HttpReply{503, R"({"ready":false})", "application/json", {}};
+  return HttpReply{200, R"({"ready":true})", "application/json", {}};
+}
+
+HttpReply HandleServerMetadata(const HandlerContext& ctx) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  writer.Key("name");
+  writer.String("inferd");
+  writer.Key("version");
+  WriteString(writer, ctx.server_version);
+  writer.Key("extensions");
+  writer.StartArray();
+  writer.String("model_repository");
+  writer.EndArray();
+  writer.EndObject();
+  return JsonReply(200, buffer);
+}
+
+HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
+  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  if (!model.ok()) return ErrorReply(model.status());
+  const ModelConfig& config = (*model)->config();
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, config.name);
+  writer.Key("versions");
+  writer.StartArray();
+  for (const ModelStatus& status : ctx.models->Index()) {
+    if (status.name == config.name && status.state == ModelState::kReady && status.version) {
+      WriteString(writer, std::to_string(*status.version));
+    }
+  }
+  writer.EndArray();
+  writer.Key("platform");
+  WriteString(writer, (*model)->platform());
+  writer.Key("inputs");
+  WriteTensorSpecs(config, config.inputs, writer);
+  writer.Key("outputs");
+  WriteTensorSpecs(config, config.outputs, writer);
+  writer.EndObject();
+  return JsonReply(200, buffer);
+}
+
+HttpReply HandleModelReady(const HandlerContext& ctx, const ModelRef& ref) {
+  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  if (absl::IsNotFound(model.status())) return ErrorReply(model.status());
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  writer.Key("name");
+  WriteString(writer, ref.name);
+  writer.Key("ready");
+  writer.Bool(model.ok());
+  if (!model.ok()) {
+    writer.Key("reason");
+    WriteString(writer, std::string(model.status().message()));
+  }
+  writer.EndObject();
+  return JsonReply(model.ok() ? 200 : 503, buffer);
+}
+
+HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartArray();
+  for (const ModelStatus& status : ctx.models->Index()) {
+    writer.StartObject();
+    writer.Key("name");
+    WriteString(writer, status.name);
+    if (status.version) {
+      writer.Key("version");
+      WriteString(writer, std::to_string(*status.version));
+    }
+    writer.Key("state");
+    WriteString(writer, ModelStateName(status.state));
+    writer.Key("reason");
+    WriteString(writer, status.reason);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  return JsonReply(200, buffer);
+}
+
+void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
+                      const HttpRequestView& request, ResponderPtr responder) {
+  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
+  if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+
+  std::string id = (*decoded)->id;
+  ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(),
+                         id = std::move(id)](const InferResponse& response) {
+    return HttpReply{200, EncodeInferResponse(name, version, id, response), "application/json",
+                     {}};
+  };
+  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+}
+
+}  // namespace inferd

@@ -1,0 +1,108 @@
+#include "frontends/http/router.h"
+
+#include <string>
+#include <vector>
+
+#include "common/strings.h"
+#include "core/repository/version_dirs.h"
+#include "frontends/http/kserve_handlers.h"
+#include "frontends/http/seed_predict_handler.h"
+#include "frontends/http/tfserving_handler.h"
+
+namespace inferd {
+namespace {
+
+using Segments = std::vector<std::string_view>;
+
+HttpReply MethodNotAllowed(std::string_view allowed) {
+  HttpReply reply = ErrorReply(405, StrCat("this path takes ", allowed));
+  reply.headers.emplace_back("Allow", std::string(allowed));
+  return reply;
+}
+
+HttpReply UnknownPath(std::string_view path) {
+  return ErrorReply(404, StrCat("unknown path '", path,
+                                      "' (see docs/http-api.md for the endpoints)"));
+}
+
+// Reads "M" or "M/versions/V" from the front of `segments`, leaving the rest in `tail`.
+absl::StatusOr<ModelRef> ParseModelRef(const Segments& segments, size_t first, Segments* tail) {
+  ModelRef ref;
+  ref.name = segments[first];
+  size_t next = first + 1;
+  if (next < segments.size() && segments[next] == "versions") {
+    if (next + 1 >= segments.size()) {
+      return absl::InvalidArgumentError("missing version after /versions/");
+    }
+    std::optional<int64_t> version = ParseVersionDirName(segments[next + 1]);
+    if (!version) {
+      return absl::InvalidArgumentError(
+          StrCat("'", segments[next + 1], "' is not a version number"));
+    }
+    ref.version = version;
+    next += 2;
+  }
+  tail->assign(segments.begin() + static_cast<std::ptrdiff_t>(next), segments.end());
+  return ref;
+}
+
+}  // namespace
+
+void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
+  const HandlerContext& ctx = context_;
+  const bool get = request.method == HttpMethod::kGet;
+  const bool post = request.method == HttpMethod::kPost;
+  Segments segments = SplitSkipEmpty(request.path, '/');
+
+  if (segments.size() == 1 && segments[0] == "predict") {
+    if (!post) return responder->Send(MethodNotAllowed("POST"));
+    return HandleSeedPredict(ctx, request, std::move(responder));
+  }
+
+  if (segments.size() >= 3 && segments[0] == "v1" && segments[1] == "models") {
+    std::string_view& last = segments.back();
+    if (!last.ends_with(":predict")) return responder->Send(UnknownPath(request.path));
+    last.remove_suffix(std::string_view(":predict").size());
+    if (segments.size() >= 4 && segments[3] == "labels") {
+      return responder->Send(ErrorReply(404, "version labels are not supported; use /versions/V"));
+    }
+    Segments tail;
+    absl::StatusOr<ModelRef> ref = ParseModelRef(segments, 2, &tail);
+    if (!ref.ok()) return responder->Send(ErrorReply(ref.status()));
+    if (!tail.empty()) return responder->Send(UnknownPath(request.path));
+    if (!post) return responder->Send(MethodNotAllowed("POST"));
+    return HandleTfServingPredict(ctx, *ref, request, std::move(responder));
+  }
+
+  if (segments.empty() || segments[0] != "v2") return responder->Send(UnknownPath(request.path));
+
+  if (segments.size() == 1) {
+    return responder->Send(get ? HandleServerMetadata(ctx) : MethodNotAllowed("GET"));
+  }
+  if (segments.size() == 3 && segments[1] == "health") {
+    if (!get) return responder->Send(MethodNotAllowed("GET"));
+    if (segments[2] == "live") return responder->Send(HandleServerLive(ctx));
+    if (segments[2] == "ready") return responder->Send(HandleServerReady(ctx));
+  }
+  if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "index") {
+    return responder->Send(post ? HandleRepositoryIndex(ctx) : MethodNotAllowed("POST"));
+  }
+  if (segments.size() >= 3 && segments[1] == "models") {
+    Segments tail;
+    absl::StatusOr<ModelRef> ref = ParseModelRef(segments, 2, &tail);
+    if (!ref.ok()) return responder->Send(ErrorReply(ref.status()));
+    if (tail.empty()) {
+      return responder->Send(get ? HandleModelMetadata(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "ready") {
+      return responder->Send(get ? HandleModelReady(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "infer") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleModelInfer(ctx, *ref, request, std::move(responder));
+    }
+  }
+  responder->Send(UnknownPath(request.path));
+}
+
+}  // namespace inferd

@@ -1,0 +1,29 @@
+// Maps a method and path to its handler. Paths:
+//   GET  /v2, /v2/health/live, /v2/health/ready
+//   GET  /v2/models/M[/versions/V], /v2/models/M[/versions/V]/ready
+//   POST /v2/models/M[/versions/V]/infer, /v2/repository/index
+//   POST /predict[?model=M]
+//   POST /v1/models/M[/versions/V]:predict
+// Thread-safety: Dispatch is const and safe from every I/O thread.
+#ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
+#define INFERD_FRONTENDS_HTTP_ROUTER_H_
+
+#include "frontends/http/handler_context.h"
+#include "frontends/http/http_types.h"
+
+namespace inferd {
+
+class HttpRouter {
+ public:
+  explicit HttpRouter(HandlerContext context) : context_(std::move(context)) {}
+
+  // Answers through `responder`, now or (for inference) once the model has run.
+  void Dispatch(const HttpRequestView& request, ResponderPtr responder) const;
+
+ private:
+  const HandlerContext context_;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_ROUTER_H_

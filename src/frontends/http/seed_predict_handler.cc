@@ -1,0 +1,98 @@
+#include "frontends/http/seed_predict_handler.h"
+
+#include <string>
+#include <utility>
+
+#include "common/strings.h"
+#include "common/status_macros.h"
+#include "frontends/http/json_body.h"
+#include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/query_string.h"
+
+namespace inferd {
+namespace {
+
+absl::StatusOr<ModelHandle> ResolveModel(const HandlerContext& ctx, std::string_view query) {
+  if (std::optional<std::string_view> name = QueryParameter(query, "model")) {
+    return ctx.models->Acquire(*name);
+  }
+  if (!ctx.default_model.empty()) return ctx.models->Acquire(ctx.default_model);
+  const std::vector<std::string> ready = ctx.models->ReadyModelNames();
+  if (ready.size() == 1) return ctx.models->Acquire(ready.front());
+  return absl::InvalidArgumentError(StrCat(
+      "no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
+      ") or start inferd with --default-model NAME"));
+}
+
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeSeedRequest(const ModelConfig& config,
+                                                                std::string& body,
+                                                                bool* single_instance) {
+  if (config.inputs.size() != 1) {
+    return absl::InvalidArgumentError(StrCat(
+        "model '", config.name, "' takes ", config.inputs.size(),
+        " inputs; /predict serves one-input models (use /v2/models/", config.name, "/infer)"));
+  }
+  const TensorSpec& spec = config.inputs.front();
+  const auto max_elements = static_cast<int64_t>(body.size());
+  ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJsonBody(body));
+  simdjson::dom::element input;
+  if (root["input"].get(input)) {
+    return absl::InvalidArgumentError(
+        "the body must be a JSON object {\"input\": <nested list of numbers>}");
+  }
+  ASSIGN_OR_RETURN(Tensor tensor,
+                   DecodeNestedTensor(input, spec.datatype, "'input'", max_elements));
+  // A batching model given one instance ([256] for dims [256]) gets a batch of one, and the
+  // answer drops the batch dimension again: what a user of a one-example /predict expects.
+  *single_instance = config.batched() && tensor.shape().size() == spec.dims.size();
+  if (*single_instance) {
+    Shape batched = tensor.shape();
+    batched.insert(batched.begin(), 1);
+    tensor = Tensor::Wrap(tensor.type(), std::move(batched), tensor.mutable_data(),
+                          tensor.byte_size(), tensor.owner());
+  }
+  auto request = std::make_unique<InferRequest>();
+  request->inputs.push_back({spec.name, std::move(tensor)});
+  return request;
+}
+
+void WriteOutput(const Tensor& tensor, bool single_instance, JsonWriter& writer) {
+  std::span<const int64_t> shape(tensor.shape());
+  if (single_instance && !shape.empty()) shape = shape.subspan(1);
+  WriteNestedData(tensor, shape, 0, writer);
+}
+
+}  // namespace
+
+void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request,
+                       ResponderPtr responder) {
+  absl::StatusOr<ModelHandle> model = ResolveModel(ctx, request.query);
+  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  bool single_instance = false;
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
+      DecodeSeedRequest((*model)->config(), *request.body, &single_instance);
+  if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+
+  ReplyEncoder encode = [single_instance](const InferResponse& response) {
+    rapidjson::StringBuffer buffer;
+    JsonWriter writer(buffer);
+    writer.StartObject();
+    writer.Key("output");
+    if (response.outputs.size() == 1) {
+      WriteOutput(response.outputs.front().tensor, single_instance, writer);
+    } else {
+      writer.StartObject();
+      for (const NamedTensor& output : response.outputs) {
+        writer.Key(output.name.c_str());
+        WriteOutput(output.tensor, single_instance, writer);
+      }
+      writer.EndObject();
+    }
+    writer.EndObject();
+    return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json",
+                     {}};
+  };
+  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+}
+
+}  // namespace inferd

@@ -1,0 +1,60 @@
+#include "server/server_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "server/version.h"
+
+namespace inferd {
+
+std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit_code) {
+  ServerOptions options;
+  CLI::App app{"inferd: serves TorchScript models over HTTP (KServe v2, /predict, TF-Serving "
+               "REST).\nEvery flag can also be set by the environment variable shown."};
+  app.set_version_flag("--version", std::string(kInferdVersion));
+  app.add_option("--model-repository", options.model_repository,
+                 "Folder of models: <repo>/<model>/config.yaml and <repo>/<model>/<N>/model.pt")
+      ->envname("INFERD_MODEL_REPOSITORY")
+      ->required();
+  app.add_option("--host", options.host, "Address to listen on")
+      ->envname("INFERD_HOST")
+      ->capture_default_str();
+  app.add_option("--http-port", options.http_port, "HTTP port (0 picks a free one)")
+      ->envname("INFERD_HTTP_PORT")
+      ->capture_default_str();
+  app.add_option("--http-threads", options.http_threads,
+                 "I/O threads (0: a quarter of the cores, at least 1)")
+      ->envname("INFERD_HTTP_THREADS")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--max-request-bytes", options.max_request_bytes,
+                 "Largest request body accepted; larger ones get 413")
+      ->envname("INFERD_MAX_REQUEST_BYTES")
+      ->check(CLI::Range(size_t{1024}, size_t{1} << 34))
+      ->capture_default_str();
+  app.add_option("--default-model", options.default_model,
+                 "Model that POST /predict uses without ?model= (default: the only model)")
+      ->envname("INFERD_DEFAULT_MODEL");
+  app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error")
+      ->envname("INFERD_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_option("--intra-op-threads", options.intra_op_threads,
+                 "Threads one LibTorch forward pass may use (0: one per available core)")
+      ->envname("INFERD_INTRA_OP_THREADS")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app.add_option("--shutdown-timeout", options.shutdown_timeout_s,
+                 "Seconds SIGTERM waits for in-flight requests")
+      ->envname("INFERD_SHUTDOWN_TIMEOUT")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *exit_code = app.exit(e);
+    return std::nullopt;
+  }
+  return options;
+}
+
+}  // namespace inferd

@@ -1,0 +1,30 @@
+// Command-line flags and their INFERD_* environment equivalents.
+#ifndef INFERD_SERVER_SERVER_OPTIONS_H_
+#define INFERD_SERVER_SERVER_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace inferd {
+
+struct ServerOptions {
+  std::string model_repository;
+  std::string host = "0.0.0.0";
+  uint16_t http_port = 8080;
+  int http_threads = 0;  // 0: chosen from the core count
+  size_t max_request_bytes = 64u << 20;
+  std::string default_model;
+  std::string log_level = "info";
+  int intra_op_threads = 0;  // 0: one per available core
+  int shutdown_timeout_s = 30;
+};
+
+// Parses argv. Returns the options, or nullopt with `exit_code` set when the process should
+// exit now (--help, --version, or a bad flag, already reported on the terminal).
+std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit_code);
+
+}  // namespace inferd
+
+#endif  // INFERD_SERVER_SERVER_OPTIONS_H_
