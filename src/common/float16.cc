@@ -10,11 +10,11 @@ uint16_t FloatToHalf(float value) {
     return sign | 0x7c00u | (abs > 0x7f800000u ? 0x0200u : 0u);
   }
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds past the largest half: infinity
-  if (abs < 0x38800000u) {                       // subnormal half (or zero)
-    if (abs < 0x33000000u) return sign;          // below half the smallest subnormal
+  if (abs < 0x38800000u) {                        // subnormal half (or zero)
+    if (abs < 0x33000000u) return sign;           // below half the smallest subnormal
     const uint32_t exponent = abs >> 23;
     const uint32_t mantissa = (abs & 0x007fffffu) | 0x00800000u;
-    const uint32_t shift = 126 - exponent;       // 14..24
+    const uint32_t shift = 126 - exponent;  // 14..24
     uint32_t half = mantissa >> shift;
     const uint32_t rest = mantissa & ((1u << shift) - 1);
     const uint32_t halfway = 1u << (shift - 1);

@@ -9,9 +9,9 @@
 #define INFERD_CONCAT(a, b) INFERD_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::absl::Status inferd_status_ = (expr);    \
+#define RETURN_IF_ERROR(expr)                        \
+  do {                                               \
+    ::absl::Status inferd_status_ = (expr);          \
     if (!inferd_status_.ok()) return inferd_status_; \
   } while (0)
 
@@ -19,8 +19,8 @@
 #define ASSIGN_OR_RETURN(lhs, expr) \
   INFERD_ASSIGN_OR_RETURN_IMPL(INFERD_CONCAT(inferd_statusor_, __LINE__), lhs, expr)
 
-#define INFERD_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr) \
-  auto statusor = (expr);                                 \
+#define INFERD_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr)  \
+  auto statusor = (expr);                                  \
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 

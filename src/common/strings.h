@@ -23,8 +23,9 @@ inline void Append(std::string& out, absl::string_view text) {
   out.append(text.data(), text.size());
 }
 template <typename T>
-  requires std::is_integral_v<T> && (!std::is_same_v<T, char>) && (!std::is_same_v<T, bool>)
-inline void Append(std::string& out, T value) {
+requires std::is_integral_v<T> &&
+    (!std::is_same_v<T, char>)&&(!std::is_same_v<T, bool>)inline void Append(std::string& out,
+                                                                             T value) {
   out.append(std::to_string(value));
 }
 

@@ -49,8 +49,7 @@ class Backend {
   virtual std::string_view model_filename() const = 0;
 
   // Loads a version. Errors name the file and, where it applies, the config field.
-  virtual absl::StatusOr<std::unique_ptr<BackendModel>> Load(
-      const BackendLoadRequest& request) = 0;
+  virtual absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) = 0;
 };
 
 }  // namespace inferd

@@ -43,9 +43,7 @@ std::string_view DataTypeName(DataType type) { return Info(type).name; }
 
 size_t DataTypeSize(DataType type) { return Info(type).size; }
 
-bool IsIntegerType(DataType type) {
-  return type >= DataType::kUint8 && type <= DataType::kInt64;
-}
+bool IsIntegerType(DataType type) { return type >= DataType::kUint8 && type <= DataType::kInt64; }
 
 bool IsFloatType(DataType type) { return type >= DataType::kFp16; }
 

@@ -7,8 +7,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/status/status.h"
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inferd {
 namespace {
@@ -68,8 +68,7 @@ absl::StatusOr<Shape> ParseDims(const FieldReader& reader, const YAML::Node& nod
     const std::string dim_field = StrCat(field, "[", i, "]");
     ASSIGN_OR_RETURN(int64_t dim, reader.Integer(node[i], dim_field));
     if (dim == 0 || dim < -1) {
-      return reader.Error(dim_field,
-                          StrCat("must be a positive size or -1 (variable), got ", dim));
+      return reader.Error(dim_field, StrCat("must be a positive size or -1 (variable), got ", dim));
     }
     dims.push_back(dim);
   }
@@ -95,16 +94,15 @@ absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& read
     TensorSpec spec;
     ASSIGN_OR_RETURN(spec.name, reader.String(entry["name"], StrCat(item, ".name")));
     if (!names.insert(spec.name).second) {
-      return reader.Error(StrCat(item, ".name"),
-                          StrCat("'", spec.name, "' is declared twice"));
+      return reader.Error(StrCat(item, ".name"), StrCat("'", spec.name, "' is declared twice"));
     }
     ASSIGN_OR_RETURN(std::string type_name,
                      reader.String(entry["datatype"], StrCat(item, ".datatype")));
     std::optional<DataType> type = ParseDataType(type_name);
     if (!type) {
-      return reader.Error(StrCat(item, ".datatype"),
-                          StrCat("'", type_name, "' is not a datatype (one of ",
-                                       AllDataTypeNames(), ")"));
+      return reader.Error(
+          StrCat(item, ".datatype"),
+          StrCat("'", type_name, "' is not a datatype (one of ", AllDataTypeNames(), ")"));
     }
     spec.datatype = *type;
     ASSIGN_OR_RETURN(spec.dims, ParseDims(reader, entry["dims"], StrCat(item, ".dims")));
@@ -134,9 +132,9 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
     if (node[i]["device"]) {
       ASSIGN_OR_RETURN(group.device, reader.String(node[i]["device"], item + ".device"));
       if (group.device != "cpu") {
-        return reader.Error(item + ".device",
-                            StrCat("'", group.device,
-                                         "' is not available: this build serves on 'cpu' only"));
+        return reader.Error(
+            item + ".device",
+            StrCat("'", group.device, "' is not available: this build serves on 'cpu' only"));
       }
     }
     groups.push_back(std::move(group));
@@ -162,9 +160,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseParameters(const FieldRe
 absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_view model_name,
                                            const FieldReader& reader) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
-  RETURN_IF_ERROR(reader.CheckKeys(root, "",
-                                   {"backend", "max_batch_size", "inputs", "outputs",
-                                    "instances", "parameters"}));
+  RETURN_IF_ERROR(reader.CheckKeys(
+      root, "", {"backend", "max_batch_size", "inputs", "outputs", "instances", "parameters"}));
   ModelConfig config;
   config.name = std::string(model_name);
   if (!root["backend"]) return reader.Error("backend", "is required (for example 'torch')");
@@ -174,8 +171,8 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     if (max_batch < 0 || max_batch > 1 << 20) {
       return reader.Error("max_batch_size",
                           StrCat("must be 0 (no batch dimension) or a positive batch "
-                                       "size, got ",
-                                       max_batch));
+                                 "size, got ",
+                                 max_batch));
     }
     config.max_batch_size = static_cast<int>(max_batch);
   }
@@ -210,8 +207,7 @@ const TensorSpec* ModelConfig::FindOutput(std::string_view output_name) const {
 }
 
 absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,
-                                             std::string_view model_name,
-                                             std::string_view source) {
+                                             std::string_view model_name, std::string_view source) {
   FieldReader reader(source);
   // yaml-cpp reports errors by throwing; this is the one place they are caught.
   try {

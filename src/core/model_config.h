@@ -55,8 +55,7 @@ struct ModelConfig {
 // Parses and validates `yaml_text`. `model_name` is the folder name; `source` names the file
 // in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,
-                                             std::string_view model_name,
-                                             std::string_view source);
+                                             std::string_view model_name, std::string_view source);
 
 }  // namespace inferd
 

@@ -3,8 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inferd {
 namespace {
@@ -27,10 +27,9 @@ absl::Status CheckShape(const ModelConfig& config, const TensorSpec& spec, const
   const Shape expected = config.FullShape(spec);
   auto mismatch = [&](std::string_view why) {
     return absl::InvalidArgumentError(StrCat(
-        "input '", spec.name, "': shape ", ShapeToString(shape),
-        " is not accepted by model '", config.name, "', which expects ",
-        ShapeToString(expected), " (-1 = any size", config.batched() ? ", first = batch" : "",
-        "): ", why));
+        "input '", spec.name, "': shape ", ShapeToString(shape), " is not accepted by model '",
+        config.name, "', which expects ", ShapeToString(expected), " (-1 = any size",
+        config.batched() ? ", first = batch" : "", "): ", why));
   };
   if (shape.size() != expected.size()) {
     return mismatch(StrCat("expected ", expected.size(), " dimensions, got ", shape.size()));
@@ -44,8 +43,8 @@ absl::Status CheckShape(const ModelConfig& config, const TensorSpec& spec, const
   if (config.batched()) {
     if (shape[0] < 1) return mismatch("the batch size must be at least 1");
     if (shape[0] > config.max_batch_size) {
-      return mismatch(StrCat("the batch size ", shape[0], " exceeds max_batch_size ",
-                                   config.max_batch_size));
+      return mismatch(
+          StrCat("the batch size ", shape[0], " exceeds max_batch_size ", config.max_batch_size));
     }
   }
   return absl::OkStatus();
@@ -58,9 +57,8 @@ absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& req
     size_t index = 0;
     while (index < config.inputs.size() && config.inputs[index].name != input.name) ++index;
     if (index == config.inputs.size()) {
-      return absl::InvalidArgumentError(StrCat("unknown input '", input.name,
-                                                     "': model '", config.name,
-                                                     "' takes ", InputNames(config)));
+      return absl::InvalidArgumentError(StrCat("unknown input '", input.name, "': model '",
+                                               config.name, "' takes ", InputNames(config)));
     }
     if (seen[index]) {
       return absl::InvalidArgumentError(StrCat("input '", input.name, "' is given twice"));
@@ -68,9 +66,9 @@ absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& req
     seen[index] = true;
     const TensorSpec& spec = config.inputs[index];
     if (input.tensor.type() != spec.datatype) {
-      return absl::InvalidArgumentError(StrCat(
-          "input '", input.name, "': datatype ", DataTypeName(input.tensor.type()),
-          " does not match the model's ", DataTypeName(spec.datatype)));
+      return absl::InvalidArgumentError(
+          StrCat("input '", input.name, "': datatype ", DataTypeName(input.tensor.type()),
+                 " does not match the model's ", DataTypeName(spec.datatype)));
     }
     RETURN_IF_ERROR(CheckShape(config, spec, input.tensor.shape()));
     ordered[index] = std::move(input);
@@ -78,25 +76,24 @@ absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& req
   for (size_t i = 0; i < config.inputs.size(); ++i) {
     if (!seen[i]) {
       return absl::InvalidArgumentError(StrCat("missing input '", config.inputs[i].name,
-                                                     "': model '", config.name, "' takes ",
-                                                     InputNames(config)));
+                                               "': model '", config.name, "' takes ",
+                                               InputNames(config)));
     }
   }
   if (config.batched()) {
     const int64_t batch = ordered[0].tensor.shape()[0];
     for (const NamedTensor& input : ordered) {
       if (input.tensor.shape()[0] != batch) {
-        return absl::InvalidArgumentError(StrCat(
-            "inputs disagree on the batch size: '", ordered[0].name, "' has ", batch, ", '",
-            input.name, "' has ", input.tensor.shape()[0]));
+        return absl::InvalidArgumentError(StrCat("inputs disagree on the batch size: '",
+                                                 ordered[0].name, "' has ", batch, ", '",
+                                                 input.name, "' has ", input.tensor.shape()[0]));
       }
     }
   }
   for (const std::string& output : request.requested_outputs) {
     if (config.FindOutput(output) == nullptr) {
-      return absl::InvalidArgumentError(StrCat("unknown requested output '", output,
-                                                     "': model '", config.name,
-                                                     "' gives ", OutputNames(config)));
+      return absl::InvalidArgumentError(StrCat("unknown requested output '", output, "': model '",
+                                               config.name, "' gives ", OutputNames(config)));
     }
   }
   request.inputs = std::move(ordered);

@@ -20,8 +20,8 @@ namespace inferd {
 
 class ServedModel {
  public:
-  ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version,
-              std::string_view platform, std::unique_ptr<BackendModel> model);
+  ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
+              std::unique_ptr<BackendModel> model);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
 

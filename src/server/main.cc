@@ -49,8 +49,7 @@ int Run(const ServerOptions& options) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  spdlog::info("inferd {} starting; model repository {}", kInferdVersion,
-               options.model_repository);
+  spdlog::info("inferd {} starting; model repository {}", kInferdVersion, options.model_repository);
   auto torch = std::make_unique<TorchBackend>(
       TorchBackendOptions{.intra_op_threads = options.intra_op_threads});
   const int intra_op_threads = torch->intra_op_threads();
@@ -81,8 +80,8 @@ int Run(const ServerOptions& options) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;
   }
-  spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))",
-               options.host, server.port(), http.io_threads, intra_op_threads);
+  spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))", options.host,
+               server.port(), http.io_threads, intra_op_threads);
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
@@ -99,8 +98,7 @@ int Run(const ServerOptions& options) {
 
 int main(int argc, char** argv) {
   int exit_code = 0;
-  std::optional<inferd::ServerOptions> options =
-      inferd::ParseServerOptions(argc, argv, &exit_code);
+  std::optional<inferd::ServerOptions> options = inferd::ParseServerOptions(argc, argv, &exit_code);
   if (!options) return exit_code;
   return inferd::Run(*options);
 }

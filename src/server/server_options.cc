@@ -8,8 +8,9 @@ namespace inferd {
 
 std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit_code) {
   ServerOptions options;
-  CLI::App app{"inferd: serves TorchScript models over HTTP (KServe v2, /predict, TF-Serving "
-               "REST).\nEvery flag can also be set by the environment variable shown."};
+  CLI::App app{
+      "inferd: serves TorchScript models over HTTP (KServe v2, /predict, TF-Serving "
+      "REST).\nEvery flag can also be set by the environment variable shown."};
   app.set_version_flag("--version", std::string(kInferdVersion));
   app.add_option("--model-repository", options.model_repository,
                  "Folder of models: <repo>/<model>/config.yaml and <repo>/<model>/<N>/model.pt")

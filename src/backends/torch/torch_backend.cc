@@ -15,10 +15,10 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/script.h>
 
-#include "common/strings.h"
 #include "backends/torch/torch_dtype.h"
 #include "common/log.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inferd {
 namespace {
@@ -38,8 +38,8 @@ absl::StatusOr<bool> ParseBool(const std::string& value, std::string_view field,
                                const std::string& config_path) {
   if (value == "true") return true;
   if (value == "false") return false;
-  return absl::InvalidArgumentError(StrCat(config_path, ": ", field,
-                                                 ": must be true or false, got '", value, "'"));
+  return absl::InvalidArgumentError(
+      StrCat(config_path, ": ", field, ": must be true or false, got '", value, "'"));
 }
 
 absl::StatusOr<TorchModelOptions> ParseOptions(const ModelConfig& config,
@@ -70,8 +70,7 @@ class TorchModel : public BackendModel {
     try {
       return ExecuteOrThrow(inputs);
     } catch (const c10::Error& e) {
-      return absl::InternalError(
-          StrCat(label_, ": LibTorch failed: ", e.what_without_backtrace()));
+      return absl::InternalError(StrCat(label_, ": LibTorch failed: ", e.what_without_backtrace()));
     } catch (const std::exception& e) {
       return absl::InternalError(StrCat(label_, ": LibTorch failed: ", e.what()));
     }
@@ -107,9 +106,9 @@ class TorchModel : public BackendModel {
       return NotATensor(result);
     }
     if (tensors.size() != config_.outputs.size()) {
-      return absl::InvalidArgumentError(
-          StrCat("the model returns ", tensors.size(), " tensors but config.yaml declares ",
-                       config_.outputs.size(), " outputs"));
+      return absl::InvalidArgumentError(StrCat("the model returns ", tensors.size(),
+                                               " tensors but config.yaml declares ",
+                                               config_.outputs.size(), " outputs"));
     }
 
     std::vector<Tensor> outputs;
@@ -118,10 +117,9 @@ class TorchModel : public BackendModel {
       at::Tensor t = tensors[i].contiguous();
       std::optional<DataType> type = FromTorchType(t.scalar_type());
       if (!type) {
-        return absl::InvalidArgumentError(StrCat("output '", config_.outputs[i].name,
-                                                       "' has LibTorch type ",
-                                                       c10::toString(t.scalar_type()),
-                                                       ", which the protocol cannot carry"));
+        return absl::InvalidArgumentError(
+            StrCat("output '", config_.outputs[i].name, "' has LibTorch type ",
+                   c10::toString(t.scalar_type()), ", which the protocol cannot carry"));
       }
       Shape shape(t.sizes().begin(), t.sizes().end());
       void* data = t.data_ptr();
@@ -162,9 +160,9 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
   }
   const std::vector<std::string> arguments = ForwardArguments(module);
   if (arguments.size() != config.inputs.size()) {
-    return absl::InvalidArgumentError(StrCat(
-        config_path, ": inputs: the model's forward takes ", arguments.size(), " inputs (",
-        StrJoin(arguments, ", "), ") but config.yaml declares ", config.inputs.size()));
+    return absl::InvalidArgumentError(
+        StrCat(config_path, ": inputs: the model's forward takes ", arguments.size(), " inputs (",
+               StrJoin(arguments, ", "), ") but config.yaml declares ", config.inputs.size()));
   }
   if (options.freeze) {
     try {
@@ -195,8 +193,9 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
   ASSIGN_OR_RETURN(TorchModelOptions options, ParseOptions(config, config_path));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) {
-    return absl::NotFoundError(StrCat(file.string(), ": missing (a TorchScript file, "
-                                                           "written by torch.jit.save)"));
+    return absl::NotFoundError(StrCat(file.string(),
+                                      ": missing (a TorchScript file, "
+                                      "written by torch.jit.save)"));
   }
   try {
     ASSIGN_OR_RETURN(torch::jit::Module module, LoadModule(file, options, config, config_path));
@@ -204,8 +203,8 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
         std::move(module), config,
         StrCat(config.name, ":", request.version_dir.filename().string()));
   } catch (const c10::Error& e) {
-    return absl::InvalidArgumentError(StrCat(
-        file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));
+    return absl::InvalidArgumentError(
+        StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what()));

@@ -4,8 +4,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inferd {
 namespace {
@@ -38,24 +38,24 @@ absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& mode
   if (!outputs.ok()) {
     return absl::Status(outputs.status().code(),
                         StrCat("warm-up run on zero inputs (batch 1, variable dimensions "
-                                     "1) failed: ",
-                                     outputs.status().message()));
+                               "1) failed: ",
+                               outputs.status().message()));
   }
   for (size_t i = 0; i < config.outputs.size(); ++i) {
     const TensorSpec& spec = config.outputs[i];
     const Tensor& out = (*outputs)[i];
     if (out.type() != spec.datatype) {
-      return absl::InvalidArgumentError(StrCat(
-          "outputs[", i, "].datatype: the model returns ", DataTypeName(out.type()),
-          " for output '", spec.name, "', not ", DataTypeName(spec.datatype)));
+      return absl::InvalidArgumentError(StrCat("outputs[", i, "].datatype: the model returns ",
+                                               DataTypeName(out.type()), " for output '", spec.name,
+                                               "', not ", DataTypeName(spec.datatype)));
     }
     Shape declared = config.FullShape(spec);
     if (config.batched()) declared[0] = 1;
     if (!ShapeMatches(declared, out.shape())) {
-      return absl::InvalidArgumentError(StrCat(
-          "outputs[", i, "].dims: for a batch of 1 the model returns shape ",
-          ShapeToString(out.shape()), " for output '", spec.name, "', which does not match ",
-          ShapeToString(declared)));
+      return absl::InvalidArgumentError(
+          StrCat("outputs[", i, "].dims: for a batch of 1 the model returns shape ",
+                 ShapeToString(out.shape()), " for output '", spec.name, "', which does not match ",
+                 ShapeToString(declared)));
     }
   }
   return absl::OkStatus();

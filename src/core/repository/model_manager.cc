@@ -85,8 +85,7 @@ absl::Status ModelManager::LoadAll() {
   return absl::OkStatus();
 }
 
-ModelStatus ModelManager::LoadModel(const std::filesystem::path& model_dir,
-                                    ModelHandle* served) {
+ModelStatus ModelManager::LoadModel(const std::filesystem::path& model_dir, ModelHandle* served) {
   ModelStatus status;
   status.name = model_dir.filename().string();
   auto fail = [&](const absl::Status& why) {
@@ -108,24 +107,23 @@ ModelStatus ModelManager::LoadModel(const std::filesystem::path& model_dir,
     for (const auto& b : backends_) known.push_back(b->name());
     return fail(absl::InvalidArgumentError(
         StrCat(config_path.string(), ": backend: '", config->backend,
-                     "' is not available in this build (available: ",
-                     StrJoin(known, ", "), ")")));
+               "' is not available in this build (available: ", StrJoin(known, ", "), ")")));
   }
 
   VersionDirScan scan = ScanVersionDirs(model_dir);
   for (const std::string& ignored : scan.ignored) {
-    spdlog::warn("model {}: ignoring folder '{}': version folders are named by a non-negative "
-                 "integer without leading zeros",
-                 status.name, ignored);
+    spdlog::warn(
+        "model {}: ignoring folder '{}': version folders are named by a non-negative "
+        "integer without leading zeros",
+        status.name, ignored);
   }
   if (scan.versions.empty()) {
-    return fail(absl::NotFoundError(
-        StrCat(model_dir.string(), ": no version folder (for example ",
-                     (model_dir / "1" / backend->model_filename()).string(), ")")));
+    return fail(
+        absl::NotFoundError(StrCat(model_dir.string(), ": no version folder (for example ",
+                                   (model_dir / "1" / backend->model_filename()).string(), ")")));
   }
   status.version = scan.versions.back();
-  spdlog::info("model {}: loading version {} ({})", status.name, *status.version,
-               config->backend);
+  spdlog::info("model {}: loading version {} ({})", status.name, *status.version, config->backend);
   auto shared_config = std::make_shared<const ModelConfig>(*std::move(config));
   absl::StatusOr<std::unique_ptr<ServedModel>> loaded =
       LoadModelVersion(*backend, shared_config, model_dir, *status.version);
@@ -160,7 +158,7 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
     std::vector<int64_t> served;
     for (const auto& [v, handle] : versions) served.push_back(v);
     return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                            " (served: ", StrJoin(served, ", "), ")"));
+                                      " (served: ", StrJoin(served, ", "), ")"));
   }
   return it->second;
 }

@@ -17,8 +17,8 @@ namespace inferd {
 std::optional<int64_t> ParseVersionDirName(std::string_view name);
 
 struct VersionDirScan {
-  std::vector<int64_t> versions;        // ascending
-  std::vector<std::string> ignored;     // folders that are not versions, for a warning
+  std::vector<int64_t> versions;     // ascending
+  std::vector<std::string> ignored;  // folders that are not versions, for a warning
 };
 
 // Lists the version folders directly under `model_dir`. Files are skipped silently (config,

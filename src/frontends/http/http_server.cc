@@ -6,11 +6,11 @@
 
 #include <pthread.h>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/strings.h"
 #include "frontends/http/http_session.h"
@@ -45,8 +45,8 @@ class HttpServer::Impl {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
-      return absl::UnavailableError(StrCat("cannot listen on ", options_.host, ":",
-                                                 options_.port, ": ", ec.message()));
+      return absl::UnavailableError(
+          StrCat("cannot listen on ", options_.host, ":", options_.port, ": ", ec.message()));
     }
     Accept();
     for (int i = 0; i < options_.io_threads; ++i) {
@@ -84,17 +84,18 @@ class HttpServer::Impl {
 
  private:
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(io_), [this](boost::system::error_code ec,
-                                                          tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-      if (!ec) {
-        socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
-      } else {
-        spdlog::warn("accept failed: {}", ec.message());
-      }
-      Accept();
-    });
+    acceptor_.async_accept(asio::make_strand(io_),
+                           [this](boost::system::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted || !acceptor_.is_open())
+                               return;
+                             if (!ec) {
+                               socket.set_option(tcp::no_delay(true), ec);
+                               std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
+                             } else {
+                               spdlog::warn("accept failed: {}", ec.message());
+                             }
+                             Accept();
+                           });
   }
 
   void StopThreads() {

@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <spdlog/spdlog.h>
 
 #include "common/strings.h"
 
@@ -35,21 +35,18 @@ HttpMethod ToMethod(http::verb verb) {
 // Sends replies back on the session's strand, whichever thread produces them.
 class SessionResponder : public Responder {
  public:
-  explicit SessionResponder(std::shared_ptr<HttpSession> session)
-      : session_(std::move(session)) {}
+  explicit SessionResponder(std::shared_ptr<HttpSession> session) : session_(std::move(session)) {}
 
   void Send(HttpReply reply) override {
-    asio::dispatch(session_->executor(),
-                   [session = session_, reply = std::move(reply)]() mutable {
-                     session->WriteReply(std::move(reply));
-                   });
+    asio::dispatch(session_->executor(), [session = session_, reply = std::move(reply)]() mutable {
+      session->WriteReply(std::move(reply));
+    });
   }
 
   void Defer(std::function<HttpReply()> make_reply) override {
-    asio::post(session_->executor(),
-               [session = session_, make_reply = std::move(make_reply)] {
-                 session->WriteReply(make_reply());
-               });
+    asio::post(session_->executor(), [session = session_, make_reply = std::move(make_reply)] {
+      session->WriteReply(make_reply());
+    });
   }
 
  private:
@@ -69,26 +66,24 @@ void HttpSession::ReadHeader() {
   parser_.emplace();
   parser_->body_limit(shared_->max_request_bytes);
   stream_.expires_after(shared_->idle_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
-                            self->OnHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
 void HttpSession::OnHeader(beast::error_code ec) {
   if (ec == http::error::body_limit) {
     return RejectAndClose(ErrorReply(
-        413, StrCat("the request body is larger than the server's limit of ",
-                          shared_->max_request_bytes,
-                          " bytes (--max-request-bytes); send smaller batches")));
+        413,
+        StrCat("the request body is larger than the server's limit of ", shared_->max_request_bytes,
+               " bytes (--max-request-bytes); send smaller batches")));
   }
   if (ec) {
     // end_of_stream and timeouts are a client going away; anything else is not HTTP.
     if (ec != http::error::end_of_stream && ec != beast::error::timeout &&
         ec != asio::error::operation_aborted && ec != asio::error::connection_reset &&
         ec != asio::error::eof) {
-      return RejectAndClose(
-          ErrorReply(400, StrCat("malformed HTTP request: ", ec.message())));
+      return RejectAndClose(ErrorReply(400, StrCat("malformed HTTP request: ", ec.message())));
     }
     return Close();
   }
@@ -96,8 +91,8 @@ void HttpSession::OnHeader(beast::error_code ec) {
   // stall for a second.
   const auto expect = parser_->get().find(http::field::expect);
   if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
-    auto interim = std::make_shared<http::response<http::empty_body>>(
-        http::status::continue_, parser_->get().version());
+    auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                      parser_->get().version());
     http::async_write(stream_, *interim,
                       [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
                         if (write_ec) return self->Close();
@@ -110,9 +105,7 @@ void HttpSession::OnHeader(beast::error_code ec) {
 
 void HttpSession::ReadBody() {
   http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) {
-                     self->OnBody(ec);
-                   });
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
 
 void HttpSession::OnBody(beast::error_code ec) {
@@ -129,7 +122,8 @@ void HttpSession::OnBody(beast::error_code ec) {
   HttpRequestView view;
   view.method = ToMethod(request.method());
   view.path = target.substr(0, question);
-  view.query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  view.query =
+      question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   view.body = &request.body();
   shared_->router->Dispatch(view, std::make_shared<SessionResponder>(shared_from_this()));
 }

@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "common/strings.h"
 #include "common/float16.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace inferd {
 namespace {
@@ -49,10 +49,9 @@ class LeafWriter {
 
  private:
   absl::Status Bad(element value, std::string_view expected) const {
-    return absl::InvalidArgumentError(StrCat(what_, ": element ", count_, " is ",
-                                                   Excerpt(value), ", but ",
-                                                   DataTypeName(type_), " data must be ",
-                                                   expected));
+    return absl::InvalidArgumentError(StrCat(what_, ": element ", count_, " is ", Excerpt(value),
+                                             ", but ", DataTypeName(type_), " data must be ",
+                                             expected));
   }
 
   template <typename T>
@@ -161,17 +160,16 @@ absl::Status CheckRectangular(element value, const Shape& shape, size_t depth,
                               std::string_view what) {
   if (depth == shape.size()) {
     if (value.type() == element_type::ARRAY) {
-      return absl::InvalidArgumentError(
-          StrCat(what, ": the nested lists are ragged (deeper than ",
-                       ShapeToString(shape), " at one element)"));
+      return absl::InvalidArgumentError(StrCat(what, ": the nested lists are ragged (deeper than ",
+                                               ShapeToString(shape), " at one element)"));
     }
     return absl::OkStatus();
   }
   simdjson::dom::array array;
   if (value.get(array) || static_cast<int64_t>(array.size()) != shape[depth]) {
     return absl::InvalidArgumentError(StrCat(
-        what, ": the nested lists are ragged (expected ", shape[depth],
-        " elements at depth ", depth, " as the first row has, shape ", ShapeToString(shape), ")"));
+        what, ": the nested lists are ragged (expected ", shape[depth], " elements at depth ",
+        depth, " as the first row has, shape ", ShapeToString(shape), ")"));
   }
   for (element child : array) {
     RETURN_IF_ERROR(CheckRectangular(child, shape, depth + 1, what));
@@ -245,9 +243,8 @@ absl::StatusOr<Tensor> DecodeTensorData(element data, DataType type, Shape shape
   LeafWriter writer(type, tensor.mutable_data(), expected, what);
   RETURN_IF_ERROR(writer.Write(data));
   if (writer.count() != expected) {
-    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ",
-                                                   expected, " elements, but data has ",
-                                                   writer.count()));
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ", expected,
+                                             " elements, but data has ", writer.count()));
   }
   return tensor;
 }

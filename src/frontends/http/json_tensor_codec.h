@@ -17,17 +17,15 @@
 
 namespace inferd {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>,
-                                     rapidjson::UTF8<>, rapidjson::CrtAllocator,
-                                     rapidjson::kWriteNanAndInfFlag>;
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                     rapidjson::CrtAllocator, rapidjson::kWriteNanAndInfFlag>;
 
 // Decodes `data` (flat, or nested in any way) into a tensor of `type` and `shape`. The
 // number of leaves must equal the shape's element count. `what` names the tensor in errors
 // ("input 'features'"). A shape of more than `max_elements` elements is refused before
 // anything is allocated (a JSON body of N bytes cannot hold more than N numbers).
-absl::StatusOr<Tensor> DecodeTensorData(simdjson::dom::element data, DataType type,
-                                        Shape shape, std::string_view what,
-                                        int64_t max_elements);
+absl::StatusOr<Tensor> DecodeTensorData(simdjson::dom::element data, DataType type, Shape shape,
+                                        std::string_view what, int64_t max_elements);
 
 // Decodes a rectangular nested list, taking the shape from the nesting ([[1,2],[3,4]] is
 // [2,2]; a bare number is a scalar of shape []).

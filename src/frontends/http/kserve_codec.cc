@@ -3,8 +3,8 @@
 #include <string>
 #include <utility>
 
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
@@ -20,9 +20,9 @@ absl::StatusOr<Shape> DecodeShape(object input, std::string_view where) {
   for (element dim : dims) {
     int64_t value;
     if (dim.get(value) || value < 0) {
-      return absl::InvalidArgumentError(StrCat(
-          where, ": 'shape' must be a list of non-negative integers, got ",
-          simdjson::minify(dims)));
+      return absl::InvalidArgumentError(
+          StrCat(where, ": 'shape' must be a list of non-negative integers, got ",
+                 simdjson::minify(dims)));
     }
     shape.push_back(value);
   }
@@ -40,7 +40,7 @@ absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max
   if (!type) {
     return absl::InvalidArgumentError(
         StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames(),
-                     type_name == "BYTES" ? " (BYTES is not supported over JSON yet)" : ""));
+               type_name == "BYTES" ? " (BYTES is not supported over JSON yet)" : ""));
   }
   ASSIGN_OR_RETURN(Shape shape, DecodeShape(input, where));
   element data;
@@ -92,8 +92,8 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
   return decoded;
 }
 
-std::string EncodeInferResponse(std::string_view model_name, int64_t version,
-                                std::string_view id, const InferResponse& response) {
+std::string EncodeInferResponse(std::string_view model_name, int64_t version, std::string_view id,
+                                const InferResponse& response) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();

@@ -17,8 +17,8 @@ namespace inferd {
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body);
 
 // {"model_name", "model_version", "id", "outputs": [{"name","datatype","shape","data"}]}.
-std::string EncodeInferResponse(std::string_view model_name, int64_t version,
-                                std::string_view id, const InferResponse& response);
+std::string EncodeInferResponse(std::string_view model_name, int64_t version, std::string_view id,
+                                const InferResponse& response);
 
 }  // namespace inferd
 

@@ -143,8 +143,7 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   std::string id = (*decoded)->id;
   ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(),
                          id = std::move(id)](const InferResponse& response) {
-    return HttpReply{200, EncodeInferResponse(name, version, id, response), "application/json",
-                     {}};
+    return HttpReply{200, EncodeInferResponse(name, version, id, response), "application/json", {}};
   };
   SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
 }

@@ -21,8 +21,8 @@ HttpReply MethodNotAllowed(std::string_view allowed) {
 }
 
 HttpReply UnknownPath(std::string_view path) {
-  return ErrorReply(404, StrCat("unknown path '", path,
-                                      "' (see docs/http-api.md for the endpoints)"));
+  return ErrorReply(404,
+                    StrCat("unknown path '", path, "' (see docs/http-api.md for the endpoints)"));
 }
 
 // Reads "M" or "M/versions/V" from the front of `segments`, leaving the rest in `tail`.

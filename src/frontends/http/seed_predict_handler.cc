@@ -3,8 +3,8 @@
 #include <string>
 #include <utility>
 
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 #include "frontends/http/query_string.h"
@@ -19,9 +19,9 @@ absl::StatusOr<ModelHandle> ResolveModel(const HandlerContext& ctx, std::string_
   if (!ctx.default_model.empty()) return ctx.models->Acquire(ctx.default_model);
   const std::vector<std::string> ready = ctx.models->ReadyModelNames();
   if (ready.size() == 1) return ctx.models->Acquire(ready.front());
-  return absl::InvalidArgumentError(StrCat(
-      "no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
-      ") or start inferd with --default-model NAME"));
+  return absl::InvalidArgumentError(
+      StrCat("no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
+             ") or start inferd with --default-model NAME"));
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeSeedRequest(const ModelConfig& config,
@@ -89,8 +89,8 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
       writer.EndObject();
     }
     writer.EndObject();
-    return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json",
-                     {}};
+    return HttpReply{
+        200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
   };
   SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
 }

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/strings.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
@@ -18,19 +18,18 @@ using simdjson::dom::object;
 
 // The value for input `spec` inside one instance (row format) or the "inputs" value
 // (columnar): the value itself for a one-input model given a non-object, else the named field.
-absl::StatusOr<element> ValueFor(const ModelConfig& config, const TensorSpec& spec,
-                                 element value, std::string_view where) {
+absl::StatusOr<element> ValueFor(const ModelConfig& config, const TensorSpec& spec, element value,
+                                 std::string_view where) {
   object fields;
   if (config.inputs.size() == 1 && value.get(fields)) return value;
   if (value.get(fields)) {
-    return absl::InvalidArgumentError(StrCat(
-        where, " must be an object {input_name: value}: model '", config.name, "' takes ",
-        config.inputs.size(), " inputs"));
+    return absl::InvalidArgumentError(
+        StrCat(where, " must be an object {input_name: value}: model '", config.name, "' takes ",
+               config.inputs.size(), " inputs"));
   }
   element field;
   if (fields[spec.name].get(field)) {
-    return absl::InvalidArgumentError(
-        StrCat(where, ": missing input '", spec.name, "'"));
+    return absl::InvalidArgumentError(StrCat(where, ": missing input '", spec.name, "'"));
   }
   return field;
 }
@@ -45,12 +44,11 @@ absl::StatusOr<Tensor> StackInstances(const ModelConfig& config, const TensorSpe
     ASSIGN_OR_RETURN(element value, ValueFor(config, spec, instance, where));
     ASSIGN_OR_RETURN(Tensor row,
                      DecodeNestedTensor(value, spec.datatype,
-                                        StrCat(where, " input '", spec.name, "'"),
-                                        max_elements));
+                                        StrCat(where, " input '", spec.name, "'"), max_elements));
     if (!rows.empty() && row.shape() != rows.front().shape()) {
-      return absl::InvalidArgumentError(StrCat(
-          where, " input '", spec.name, "': shape ", ShapeToString(row.shape()),
-          " differs from instances[0]'s ", ShapeToString(rows.front().shape())));
+      return absl::InvalidArgumentError(
+          StrCat(where, " input '", spec.name, "': shape ", ShapeToString(row.shape()),
+                 " differs from instances[0]'s ", ShapeToString(rows.front().shape())));
     }
     rows.push_back(std::move(row));
   }
@@ -66,8 +64,7 @@ absl::StatusOr<Tensor> StackInstances(const ModelConfig& config, const TensorSpe
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeTfRequest(const ModelConfig& config,
-                                                              std::string& body,
-                                                              bool* row_format) {
+                                                              std::string& body, bool* row_format) {
   const auto max_elements = static_cast<int64_t>(body.size());
   ASSIGN_OR_RETURN(element root, ParseJsonBody(body));
   element instances_value, inputs_value;
@@ -85,9 +82,9 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeTfRequest(const ModelConfig&
       return absl::InvalidArgumentError("'instances' must be a non-empty array");
     }
     if (!config.batched()) {
-      return absl::InvalidArgumentError(StrCat(
-          "model '", config.name,
-          "' has no batch dimension (max_batch_size 0); send the columnar 'inputs' format"));
+      return absl::InvalidArgumentError(
+          StrCat("model '", config.name,
+                 "' has no batch dimension (max_batch_size 0); send the columnar 'inputs' format"));
     }
     for (const TensorSpec& spec : config.inputs) {
       ASSIGN_OR_RETURN(Tensor tensor, StackInstances(config, spec, instances, max_elements));
@@ -97,9 +94,9 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeTfRequest(const ModelConfig&
   }
   for (const TensorSpec& spec : config.inputs) {
     ASSIGN_OR_RETURN(element value, ValueFor(config, spec, inputs_value, "'inputs'"));
-    ASSIGN_OR_RETURN(Tensor tensor,
-                     DecodeNestedTensor(value, spec.datatype,
-                                        StrCat("input '", spec.name, "'"), max_elements));
+    ASSIGN_OR_RETURN(
+        Tensor tensor,
+        DecodeNestedTensor(value, spec.datatype, StrCat("input '", spec.name, "'"), max_elements));
     request->inputs.push_back({spec.name, std::move(tensor)});
   }
   return request;
@@ -135,8 +132,7 @@ HttpReply EncodePredictions(const InferResponse& response) {
   }
   writer.EndArray();
   writer.EndObject();
-  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json",
-                   {}};
+  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
 }
 
 HttpReply EncodeOutputs(const InferResponse& response) {
@@ -156,8 +152,7 @@ HttpReply EncodeOutputs(const InferResponse& response) {
     writer.EndObject();
   }
   writer.EndObject();
-  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json",
-                   {}};
+  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
 }
 
 }  // namespace
