@@ -1,5 +1,6 @@
 #include "frontends/http/http_server.h"
 
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -7,6 +8,7 @@
 #include <pthread.h>
 
 #include <spdlog/spdlog.h>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -49,6 +51,9 @@ class HttpServer::Impl {
           StrCat("cannot listen on ", options_.host, ":", options_.port, ": ", ec.message()));
     }
     Accept();
+    // Without outstanding work io_.run() returns as soon as every connection waits on a model
+    // (nothing to read, acceptor closed during shutdown) and their replies would never be sent.
+    work_guard_.emplace(io_.get_executor());
     for (int i = 0; i < options_.io_threads; ++i) {
       threads_.emplace_back([this, i] {
         const std::string name = StrCat("http-io#", i);
@@ -99,6 +104,7 @@ class HttpServer::Impl {
   }
 
   void StopThreads() {
+    work_guard_.reset();
     io_.stop();
     for (std::thread& thread : threads_) {
       if (thread.joinable()) thread.join();
@@ -108,6 +114,7 @@ class HttpServer::Impl {
 
   const HttpServerOptions options_;
   asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;
   SessionShared shared_;
   std::vector<std::thread> threads_;

@@ -11,6 +11,13 @@ absl::StatusOr<simdjson::dom::element> ParseJsonBody(std::string& body) {
   simdjson::dom::element root;
   const simdjson::error_code error =
       parser.parse(body.data(), body.size(), /*realloc_if_needed=*/false).get(root);
+  if (error == simdjson::NUMBER_ERROR) {
+    // simdjson 3.0 reports integers beyond 64 bits this way, as well as malformed numbers.
+    return absl::InvalidArgumentError(
+        "the request body has a number that is malformed or an integer too large for 64 bits, "
+        "out of range for every integer datatype (for a float input, write a large number "
+        "with an exponent, e.g. 1.2e23)");
+  }
   if (error) {
     return absl::InvalidArgumentError(
         StrCat("the request body is not valid JSON: ", simdjson::error_message(error)));

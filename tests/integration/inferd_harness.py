@@ -1,0 +1,267 @@
+"""Helpers for the black-box tests: start the real inferd binary, talk to it, and compute the
+reference answers with PyTorch.
+
+Paths can be overridden with INFERD_BINARY and INFERD_DEMO_MODELS (defaults: build/inferd and
+build/demo-models under the repository root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import requests
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INFERD_BINARY = Path(os.environ.get("INFERD_BINARY", REPO_ROOT / "build" / "inferd"))
+DEMO_MODELS = Path(os.environ.get("INFERD_DEMO_MODELS", REPO_ROOT / "build" / "demo-models"))
+
+DEMO_MODEL_NAMES = ["digits", "mlp_scorer", "resnet18", "text_classifier"]
+
+# What each demo model's config.yaml declares, as GET /v2/models/M must report it: the batch
+# dimension shows as -1 because every demo model batches.
+DEMO_METADATA = {
+    "mlp_scorer": {
+        "inputs": [{"name": "features", "datatype": "FP32", "shape": [-1, 256]}],
+        "outputs": [{"name": "score", "datatype": "FP32", "shape": [-1, 1]}],
+        "max_batch_size": 32,
+    },
+    "resnet18": {
+        "inputs": [{"name": "image", "datatype": "FP32", "shape": [-1, 3, 224, 224]}],
+        "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 1000]}],
+        "max_batch_size": 8,
+    },
+    "text_classifier": {
+        "inputs": [{"name": "token_ids", "datatype": "INT64", "shape": [-1, 128]}],
+        "outputs": [{"name": "logits", "datatype": "FP32", "shape": [-1, 2]}],
+        "max_batch_size": 16,
+    },
+    "digits": {
+        "inputs": [{"name": "pixels", "datatype": "FP32", "shape": [-1, 64]}],
+        "outputs": [{"name": "probabilities", "datatype": "FP32", "shape": [-1, 10]}],
+        "max_batch_size": 64,
+    },
+}
+
+ATOL = 1e-4
+READY_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 30.0
+HTTP_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The test process's environment without any INFERD_* variable, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INFERD_")}
+    env.update(extra or {})
+    return env
+
+
+class InferdServer:
+    """One inferd process. `start()` returns once GET /v2/health/ready answers 200."""
+
+    def __init__(self, repository: Path | None, log_path: Path, args: list[str] | None = None,
+                 env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd"):
+        self.repository = repository
+        self.log_path = log_path
+        self.args = list(args or [])
+        self.extra_env = dict(env or {})
+        self.port_flag = port_flag
+        self.name = name
+        self.port: int | None = None
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        cmd = [str(INFERD_BINARY)]
+        if self.repository is not None:
+            cmd += ["--model-repository", str(self.repository)]
+        if self.port_flag:
+            cmd += ["--http-port", str(self.port), "--host", "127.0.0.1"]
+        return cmd + self.args
+
+    def start(self) -> "InferdServer":
+        if not INFERD_BINARY.is_file():
+            raise RuntimeError(f"inferd binary not found at {INFERD_BINARY}; build it first")
+        # A port found free can be taken by another process before inferd binds it; retry then.
+        for attempt in range(3):
+            self.port = free_port()
+            env = dict(self.extra_env)
+            if not self.port_flag:
+                env.setdefault("INFERD_HTTP_PORT", str(self.port))
+                env.setdefault("INFERD_HOST", "127.0.0.1")
+                self.port = int(env["INFERD_HTTP_PORT"])
+            with open(self.log_path, "ab") as log:
+                log.write(f"--- start attempt {attempt + 1}: {' '.join(self.command())}\n".encode())
+                log.flush()
+                self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, env=clean_env(env),
+                                             cwd=REPO_ROOT)
+            try:
+                self._wait_ready()
+                return self
+            except _PortTaken:
+                continue
+        raise RuntimeError(f"could not find a free port for inferd\n{self.log()}")
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                log = self.log()
+                if "Address already in use" in log:
+                    raise _PortTaken()
+                raise RuntimeError(f"inferd exited with code {self.proc.returncode} before it "
+                                   f"was ready; its log:\n{log}")
+            try:
+                if requests.get(self.url + "/v2/health/ready", timeout=2).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"inferd was not ready within {READY_TIMEOUT_S} s; its log:\n{self.log()}")
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL after STOP_TIMEOUT_S. Returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+        return self.proc.returncode
+
+    # --- HTTP helpers -------------------------------------------------------------------
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        return requests.get(self.url + path, **kwargs)
+
+    def post(self, path: str, body: Any = None, raw: str | bytes | None = None,
+             session: requests.Session | None = None, **kwargs) -> requests.Response:
+        kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        data = raw if raw is not None else json.dumps(body)
+        sender = session if session is not None else requests
+        return sender.post(self.url + path, data=data,
+                           headers={"Content-Type": "application/json"}, **kwargs)
+
+
+class _PortTaken(Exception):
+    pass
+
+
+def make_repository(root: Path, models: dict[str, str]) -> Path:
+    """A model repository under `root` with copies of demo models: {new_name: demo_name}."""
+    root.mkdir(parents=True, exist_ok=True)
+    for new_name, demo_name in models.items():
+        shutil.copytree(DEMO_MODELS / demo_name, root / new_name)
+    return root
+
+
+# --- demo model data ---------------------------------------------------------------------
+
+def load_sample(model: str) -> dict:
+    with open(DEMO_MODELS / model / "sample.json") as f:
+        return json.load(f)
+
+
+def sample_request(model: str) -> dict:
+    """sample.json without expected_outputs: a valid KServe v2 infer request body."""
+    sample = load_sample(model)
+    return {k: v for k, v in sample.items() if k != "expected_outputs"}
+
+
+def inputs_as_arrays(kserve_inputs: list[dict]) -> dict[str, np.ndarray]:
+    arrays = {}
+    for item in kserve_inputs:
+        dtype = {"FP32": np.float32, "FP64": np.float64, "INT64": np.int64,
+                 "INT32": np.int32}[item["datatype"]]
+        arrays[item["name"]] = np.asarray(item["data"], dtype=dtype).reshape(item["shape"])
+    return arrays
+
+
+def output_array(response_json: dict, name: str) -> np.ndarray:
+    for out in response_json["outputs"]:
+        if out["name"] == name:
+            return np.asarray(out["data"], dtype=np.float64).reshape(out["shape"])
+    raise AssertionError(f"no output '{name}' in {list(o['name'] for o in response_json['outputs'])}")
+
+
+class TorchReference:
+    """Runs the demo models' model.pt in this process with PyTorch (the expected answers)."""
+
+    def __init__(self):
+        self._models = {}
+
+    def _model(self, name: str):
+        import torch
+        if name not in self._models:
+            with warnings.catch_warnings():  # "torch.jit.load is deprecated" (torch >= 2.10)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = torch.jit.load(str(DEMO_MODELS / name / "1" / "model.pt"),
+                                        map_location="cpu")
+            module.eval()
+            self._models[name] = module
+        return self._models[name]
+
+    def run(self, name: str, *arrays: np.ndarray) -> np.ndarray:
+        """The model's (single) output for the given input arrays, as float64 numpy."""
+        import torch
+        with torch.inference_mode():
+            out = self._model(name)(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+        if isinstance(out, (tuple, list)):
+            assert len(out) == 1, f"{name} returned {len(out)} outputs"
+            out = out[0]
+        return out.detach().numpy().astype(np.float64)
+
+
+def assert_close(got, want, atol: float = ATOL, what: str = "output") -> None:
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != expected {want.shape}"
+    if got.size:
+        worst = float(np.max(np.abs(got - want)))
+        assert worst <= atol, f"{what}: max abs difference {worst:g} > {atol:g}"
+
+
+def assert_error(resp: requests.Response, status: int, *fragments: str) -> str:
+    """The response is `status` with a JSON {"error": non-empty string} mentioning every
+    fragment (case-insensitive). Returns the message."""
+    assert resp.status_code == status, (
+        f"expected {status}, got {resp.status_code}: {resp.text[:500]}")
+    assert resp.headers.get("Content-Type", "").startswith("application/json"), resp.headers
+    body = resp.json()
+    assert isinstance(body, dict), f"error body is not a JSON object: {resp.text[:500]}"
+    message = body.get("error")
+    assert isinstance(message, str) and message.strip(), f"no error message: {resp.text[:500]}"
+    for fragment in fragments:
+        assert fragment.lower() in message.lower(), (
+            f"error message does not mention {fragment!r}: {message!r}")
+    return message
