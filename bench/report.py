@@ -1,0 +1,134 @@
+"""Summarising repeated wrk runs and writing the results table (.md) and raw numbers (.json).
+
+Every number a reader sees must be traceable to how it was made, so the JSON carries the
+machine, the git commit, every command run and every repeat; the Markdown shows medians.
+"""
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+from typing import Dict, List, Optional
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_commit(repo_root: str) -> str:
+    """The short commit plus '-dirty' for uncommitted changes; says so when there is none."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", repo_root, *args], capture_output=True, text=True)
+
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        return "none (no commits yet)"
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def tool_version(command: List[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def machine_info() -> Dict[str, object]:
+    return {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
+            "python": platform.python_version(),
+            "wrk": tool_version(["wrk", "--version"]).split(" [")[0]}
+
+
+def summarise(runs: List[dict]) -> Dict[str, float]:
+    """Medians over repeats for rates and latencies; errors and requests are totals."""
+    def median(key: str) -> float:
+        return statistics.median(run[key] for run in runs)
+
+    return {"qps": median("qps"), "p50_ms": median("p50_us") / 1e3,
+            "p90_ms": median("p90_us") / 1e3, "p99_ms": median("p99_us") / 1e3,
+            "errors": sum(run["errors"] for run in runs),
+            "requests": sum(run["requests"] for run in runs), "repeats": len(runs)}
+
+
+def _ratio(numerator: Optional[float], denominator: Optional[float]) -> str:
+    if numerator is None or not denominator:
+        return "—"
+    return f"{numerator / denominator:.2f}×"
+
+
+def table_rows(cells: List[dict]) -> List[str]:
+    """One row per (model, concurrency, server); inferd rows carry the inferd/Flask ratios."""
+    by_key = {(c["model"], c["concurrency"], c["server"]): c for c in cells}
+    rows = ["| model | concurrency | server | QPS | p50 ms | p99 ms | errors "
+            "| QPS inferd/Flask | p99 inferd/Flask |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for cell in cells:
+        s = cell.get("summary")
+        if s is None:
+            rows.append(f"| {cell['model']} | {cell['concurrency']} | {cell['server']} "
+                        f"| failed: {cell.get('error', '?').splitlines()[0]} | | | | | |")
+            continue
+        qps_ratio = p99_ratio = "—"
+        flask = by_key.get((cell["model"], cell["concurrency"], "flask"), {}).get("summary")
+        if cell["server"] == "inferd" and flask:
+            qps_ratio = _ratio(s["qps"], flask["qps"])
+            p99_ratio = _ratio(s["p99_ms"], flask["p99_ms"])
+        rows.append(f"| {cell['model']} | {cell['concurrency']} | {cell['server']} "
+                    f"| {s['qps']:.1f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
+                    f"| {s['errors']} / {s['requests']} | {qps_ratio} | {p99_ratio} |")
+    return rows
+
+
+def _load(triple) -> str:
+    return "/".join(f"{x:.1f}" for x in triple)
+
+
+def markdown(report: dict) -> str:
+    m, st = report["machine"], report["settings"]
+    lines = [f"# inferd vs the Flask baseline — {report['date']}", "",
+             f"- command: `{report['bench_command']}`",
+             f"- git commit: {report['git_commit']}",
+             f"- machine: {m['nproc']} CPUs, {m['cpu_model']}, Linux {m['kernel']}, {m['wrk']}",
+             f"- each (model, concurrency): fresh servers, each warmed up "
+             f"({st['warmup_requests']} sequential requests + {st['warmup_s']} s of load), then "
+             f"{st['repeats']} × {st['duration_s']} s of `wrk -t1 -cC` (timeout "
+             f"{st['wrk_timeout_s']} s) per server, repeats interleaved across servers; QPS and "
+             "latencies are medians of the repeats, errors are totals (non-2xx + socket errors "
+             "/ requests)",
+             "- shared, noisy 2-core machine: wrk shares the cores with the server; "
+             "read the ratios, not the absolute numbers; load average (1/5/15 min) "
+             f"{_load(report['loadavg']['start'])} at the start, "
+             f"{_load(report['loadavg']['end'])} at the end", ""]
+    lines += table_rows(report["cells"])
+    lines += ["", "Sanity check (one POST /predict per server and model before timing; max |Δ| "
+              "against the first row of sample.json's expected output):", ""]
+    for check in report["checks"]:
+        lines.append(f"- {check['server']} / {check['model']}: HTTP {check['status']}, "
+                     f"{check['ms']:.1f} ms, {check['verdict']}")
+    lines += ["", "Exact commands (server, warm-up, timed runs) are in the .json next to this file.",
+              ""]
+    return "\n".join(lines)
+
+
+def write(report: dict, out_dir: str, stem: str) -> List[str]:
+    """Writes <stem>.md and <stem>.json into out_dir and returns their paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    md_path = os.path.join(out_dir, stem + ".md")
+    json_path = os.path.join(out_dir, stem + ".json")
+    with open(md_path, "w") as f:
+        f.write(markdown(report))
+    with open(json_path, "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+    return [md_path, json_path]
