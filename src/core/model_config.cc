@@ -1,5 +1,6 @@
 #include "core/model_config.h"
 
+#include <charconv>
 #include <set>
 #include <string>
 #include <utility>
@@ -44,12 +45,16 @@ class FieldReader {
     return node.as<std::string>();
   }
 
+  // Decimal only: yaml-cpp's own conversion reads "010" as octal 8 and "0x10" as 16.
   absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view field) const {
-    int64_t value = 0;
-    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value)) {
-      return Error(field, StrCat("must be an integer, got '", Dump(node), "'"));
+    if (node.IsScalar()) {
+      const std::string& text = node.Scalar();
+      int64_t value = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      const bool leading_zero = text.size() > 1 && (text[0] == '0' || text.starts_with("-0"));
+      if (ec == std::errc() && end == text.data() + text.size() && !leading_zero) return value;
     }
-    return value;
+    return Error(field, StrCat("must be an integer (decimal digits), got '", Dump(node), "'"));
   }
 
  private:

@@ -90,7 +90,13 @@ absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& req
       }
     }
   }
-  for (const std::string& output : request.requested_outputs) {
+  for (size_t i = 0; i < request.requested_outputs.size(); ++i) {
+    const std::string& output = request.requested_outputs[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (request.requested_outputs[j] == output) {
+        return absl::InvalidArgumentError(StrCat("output '", output, "' is requested twice"));
+      }
+    }
     if (config.FindOutput(output) == nullptr) {
       return absl::InvalidArgumentError(StrCat("unknown requested output '", output, "': model '",
                                                config.name, "' gives ", OutputNames(config)));

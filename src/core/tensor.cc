@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <limits>
+#include <new>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -28,15 +29,38 @@ std::string ShapeToString(std::span<const int64_t> shape) {
   return StrCat("[", StrJoin(shape, ","), "]");
 }
 
-absl::StatusOr<Tensor> Tensor::Allocate(DataType type, Shape shape) {
+namespace {
+
+// A buffer for `shape`, or an error when its byte size overflows or memory runs out: shapes
+// come from clients and config files, so neither may bring the server down.
+absl::StatusOr<Tensor> AllocateBuffer(DataType type, Shape shape, bool zero) {
   absl::StatusOr<int64_t> count = ElementCount(shape);
   if (!count.ok()) return count.status();
-  const size_t bytes = static_cast<size_t>(*count) * DataTypeSize(type);
-  // make_shared_for_overwrite would leave the bytes uninitialised; zeroing keeps warm-up
-  // inputs and partially written buffers deterministic, and costs little next to a model.
-  std::shared_ptr<std::byte[]> buffer(new std::byte[bytes == 0 ? 1 : bytes]());
-  std::byte* raw = buffer.get();
-  return Wrap(type, std::move(shape), raw, bytes, std::move(buffer));
+  const size_t element_size = DataTypeSize(type);
+  if (static_cast<uint64_t>(*count) > std::numeric_limits<size_t>::max() / element_size) {
+    return absl::InvalidArgumentError(
+        StrCat("shape ", ShapeToString(shape), " is too large to allocate"));
+  }
+  const size_t bytes = static_cast<size_t>(*count) * element_size;
+  std::byte* raw = nullptr;
+  try {
+    raw = zero ? new std::byte[bytes == 0 ? 1 : bytes]() : new std::byte[bytes == 0 ? 1 : bytes];
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(StrCat("cannot allocate ", bytes, " bytes for shape ",
+                                               ShapeToString(shape), " of ", DataTypeName(type)));
+  }
+  std::shared_ptr<std::byte[]> buffer(raw);
+  return Tensor::Wrap(type, std::move(shape), raw, bytes, std::move(buffer));
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::Allocate(DataType type, Shape shape) {
+  return AllocateBuffer(type, std::move(shape), /*zero=*/true);
+}
+
+absl::StatusOr<Tensor> Tensor::AllocateForOverwrite(DataType type, Shape shape) {
+  return AllocateBuffer(type, std::move(shape), /*zero=*/false);
 }
 
 Tensor Tensor::Wrap(DataType type, Shape shape, void* data, size_t byte_size,

@@ -32,8 +32,11 @@ class Tensor {
  public:
   Tensor() = default;
 
-  // A zero-filled tensor that owns its bytes. The shape must be valid (non-negative dims).
+  // A zero-filled tensor that owns its bytes. Errors: a negative dimension or a size that
+  // overflows (InvalidArgument), no memory (ResourceExhausted).
   static absl::StatusOr<Tensor> Allocate(DataType type, Shape shape);
+  // As Allocate, without zeroing: for a caller that writes every element (the decoders).
+  static absl::StatusOr<Tensor> AllocateForOverwrite(DataType type, Shape shape);
 
   // A view over `data`, kept alive by `owner`. `byte_size` must equal the shape's size.
   static Tensor Wrap(DataType type, Shape shape, void* data, size_t byte_size,

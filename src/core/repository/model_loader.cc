@@ -41,6 +41,11 @@ absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& mode
                                "1) failed: ",
                                outputs.status().message()));
   }
+  if (outputs->size() != config.outputs.size()) {
+    return absl::InvalidArgumentError(StrCat("outputs: the model returns ", outputs->size(),
+                                             " tensors, config.yaml declares ",
+                                             config.outputs.size()));
+  }
   for (size_t i = 0; i < config.outputs.size(); ++i) {
     const TensorSpec& spec = config.outputs[i];
     const Tensor& out = (*outputs)[i];

@@ -81,6 +81,11 @@ void Scheduler::Execute(InferRequest& request) {
   InferResponse response;
   if (!outputs.ok()) {
     response.status = outputs.status();
+  } else if (outputs->size() != config_->outputs.size()) {
+    // Backends promise one tensor per config output; a broken promise must not crash here.
+    response.status =
+        absl::InternalError(StrCat("model '", model_label_, "' returned ", outputs->size(),
+                                   " outputs, config declares ", config_->outputs.size()));
   } else if (request.requested_outputs.empty()) {
     for (size_t i = 0; i < config_->outputs.size(); ++i) {
       response.outputs.push_back({config_->outputs[i].name, std::move((*outputs)[i])});

@@ -89,6 +89,17 @@ class LeafWriter {
     }
   }
 
+  // A finite number beyond the datatype's range would become infinity (and converting it is
+  // undefined behaviour in C++): refuse it instead.
+  absl::StatusOr<float> FloatInRange(element value, double limit,
+                                     std::string_view limit_text) const {
+    ASSIGN_OR_RETURN(double v, Number(value));
+    if (std::isfinite(v) && std::fabs(v) > limit) {
+      return Bad(value, StrCat("numbers of magnitude at most ", limit_text));
+    }
+    return static_cast<float>(v);
+  }
+
   template <typename T>
   void Put(T v) {
     std::memcpy(out_ + count_ * sizeof(T), &v, sizeof(T));
@@ -117,18 +128,20 @@ class LeafWriter {
       case DataType::kInt64:
         return StoreInteger<int64_t>(value);
       case DataType::kFp16: {
-        ASSIGN_OR_RETURN(double v, Number(value));
-        Put<uint16_t>(FloatToHalf(static_cast<float>(v)));
+        ASSIGN_OR_RETURN(float v, FloatInRange(value, 65504.0, "65504"));
+        Put<uint16_t>(FloatToHalf(v));
         return absl::OkStatus();
       }
       case DataType::kBf16: {
-        ASSIGN_OR_RETURN(double v, Number(value));
-        Put<uint16_t>(FloatToBf16(static_cast<float>(v)));
+        ASSIGN_OR_RETURN(float v,
+                         FloatInRange(value, std::numeric_limits<float>::max(), "3.4028235e38"));
+        Put<uint16_t>(FloatToBf16(v));
         return absl::OkStatus();
       }
       case DataType::kFp32: {
-        ASSIGN_OR_RETURN(double v, Number(value));
-        Put<float>(static_cast<float>(v));
+        ASSIGN_OR_RETURN(float v,
+                         FloatInRange(value, std::numeric_limits<float>::max(), "3.4028235e38"));
+        Put<float>(v);
         return absl::OkStatus();
       }
       case DataType::kFp64: {
@@ -239,7 +252,7 @@ absl::StatusOr<Tensor> DecodeTensorData(element data, DataType type, Shape shape
     return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ", expected,
                                              " elements, but data has ", CountLeaves(data)));
   }
-  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(type, std::move(shape)));
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::AllocateForOverwrite(type, std::move(shape)));
   LeafWriter writer(type, tensor.mutable_data(), expected, what);
   RETURN_IF_ERROR(writer.Write(data));
   if (writer.count() != expected) {

@@ -54,7 +54,7 @@ absl::StatusOr<Tensor> StackInstances(const ModelConfig& config, const TensorSpe
   }
   Shape shape = rows.front().shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
-  ASSIGN_OR_RETURN(Tensor stacked, Tensor::Allocate(spec.datatype, std::move(shape)));
+  ASSIGN_OR_RETURN(Tensor stacked, Tensor::AllocateForOverwrite(spec.datatype, std::move(shape)));
   std::byte* out = stacked.mutable_data();
   for (const Tensor& row : rows) {
     std::memcpy(out, row.data(), row.byte_size());

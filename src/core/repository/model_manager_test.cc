@@ -1,0 +1,294 @@
+#include "core/repository/model_manager.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// A fresh folder under the system temp directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "inferd_model_manager_XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// Returns its first input doubled as its only output; the output datatype can be changed
+// with the config parameter `output_datatype` to make the warm-up check fail.
+class DoublingModel : public BackendModel {
+ public:
+  explicit DoublingModel(DataType output_type) : output_type_(output_type) {}
+
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    const Tensor& x = inputs[0];
+    Tensor y = Tensor::Allocate(output_type_, x.shape()).value();
+    if (output_type_ == DataType::kFp32) {
+      for (int64_t i = 0; i < x.element_count(); ++i) {
+        y.mutable_data_as<float>()[i] = 2 * x.data_as<float>()[i];
+      }
+    }
+    return std::vector<Tensor>{y};
+  }
+
+ private:
+  const DataType output_type_;
+};
+
+// The backend "fake": a version folder must hold model.fake.
+class FakeBackend : public Backend {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::string_view platform() const override { return "fake_platform"; }
+  std::string_view model_filename() const override { return "model.fake"; }
+
+  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
+    const std::filesystem::path file = request.version_dir / model_filename();
+    if (!std::filesystem::exists(file)) {
+      return absl::NotFoundError(file.string() + ": missing");
+    }
+    DataType output_type = DataType::kFp32;
+    if (auto it = request.config->parameters.find("output_datatype");
+        it != request.config->parameters.end()) {
+      output_type = ParseDataType(it->second).value();
+    }
+    return std::make_unique<DoublingModel>(output_type);
+  }
+};
+
+constexpr char kFakeConfig[] = R"(
+backend: fake
+max_batch_size: 4
+inputs:
+  - {name: x, datatype: FP32, dims: [2]}
+outputs:
+  - {name: y, datatype: FP32, dims: [2]}
+)";
+
+class ModelManagerTest : public ::testing::Test {
+ protected:
+  // A manager over the temp repository with the fake backend (or none).
+  std::unique_ptr<ModelManager> LoadRepository(bool with_fake_backend = true) {
+    std::vector<std::unique_ptr<Backend>> backends;
+    if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>());
+    auto manager = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
+    const absl::Status loaded = manager->LoadAll();
+    EXPECT_TRUE(loaded.ok()) << loaded;
+    return manager;
+  }
+
+  // Adds model `name` with `config` and the given version folders (each with model.fake).
+  void AddModel(const std::string& name, const std::string& config,
+                const std::vector<std::string>& versions) {
+    WriteFile(repo_.path() / name / "config.yaml", config);
+    for (const std::string& version : versions) {
+      WriteFile(repo_.path() / name / version / "model.fake", "weights");
+    }
+  }
+
+  TempDir repo_;
+};
+
+TEST_F(ModelManagerTest, EmptyRepositoryHasNoModels) {
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  EXPECT_THAT(manager->Index(), IsEmpty());
+  EXPECT_THAT(manager->ReadyModelNames(), IsEmpty());
+  EXPECT_EQ(manager->Acquire("m").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ModelManagerTest, MissingRepositoryIsAnError) {
+  ModelManager manager(repo_.path() / "nope", {});
+  const absl::Status status = manager.LoadAll();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("is not a readable folder"));
+}
+
+TEST_F(ModelManagerTest, ServesTheHighestVersion) {
+  AddModel("double", kFakeConfig, {"1", "3", "2", "007"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].name, "double");
+  EXPECT_EQ(index[0].version, 3);
+  EXPECT_EQ(index[0].state, ModelState::kReady);
+  EXPECT_EQ(index[0].reason, "");
+  EXPECT_THAT(manager->ReadyModelNames(), ElementsAre("double"));
+
+  absl::StatusOr<ModelHandle> handle = manager->Acquire("double");
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ((*handle)->version(), 3);
+  EXPECT_EQ((*handle)->platform(), "fake_platform");
+  EXPECT_EQ((*handle)->config().name, "double");
+  EXPECT_TRUE(manager->Acquire("double", 3).ok());
+}
+
+TEST_F(ModelManagerTest, AcquireOfUnservedVersionIsNotFound) {
+  AddModel("double", kFakeConfig, {"1", "2"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  absl::StatusOr<ModelHandle> handle = manager->Acquire("double", 1);
+  EXPECT_EQ(handle.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(handle.status().message()),
+              HasSubstr("model 'double' has no version 1 (served: 2)"));
+}
+
+TEST_F(ModelManagerTest, BrokenConfigMakesOnlyThatModelUnavailable) {
+  AddModel("broken", "backend: fake\ninputs: [\n", {"1"});
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 2u);
+  EXPECT_EQ(index[0].name, "broken");  // sorted by name
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason, AllOf(HasSubstr("broken/config.yaml"), HasSubstr("not valid YAML")));
+  EXPECT_EQ(index[1].name, "double");
+  EXPECT_EQ(index[1].state, ModelState::kReady);
+  EXPECT_THAT(manager->ReadyModelNames(), ElementsAre("double"));
+
+  absl::StatusOr<ModelHandle> broken = manager->Acquire("broken");
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(broken.status().message()),
+              AllOf(HasSubstr("model 'broken' is unavailable"), HasSubstr("config.yaml")));
+}
+
+TEST_F(ModelManagerTest, BackendNotInThisBuildMakesModelUnavailable) {
+  std::string config = kFakeConfig;
+  config.replace(config.find("fake"), 4, "torch");
+  AddModel("resnet", config, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository(/*with_fake_backend=*/false);
+
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason, AllOf(HasSubstr("resnet/config.yaml: backend: 'torch'"),
+                                     HasSubstr("not available in this build")));
+}
+
+TEST_F(ModelManagerTest, MissingConfigMakesModelUnavailable) {
+  WriteFile(repo_.path() / "noconfig" / "1" / "model.fake", "weights");
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason, AllOf(HasSubstr("config.yaml"), HasSubstr("cannot be read")));
+}
+
+TEST_F(ModelManagerTest, ModelWithoutVersionFolderIsUnavailable) {
+  AddModel("double", kFakeConfig, {});
+  std::filesystem::create_directory(repo_.path() / "double" / "v1");
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_FALSE(index[0].version.has_value());
+  EXPECT_THAT(index[0].reason, AllOf(HasSubstr("no version folder"), HasSubstr("1/model.fake")));
+}
+
+TEST_F(ModelManagerTest, BackendLoadErrorMakesModelUnavailable) {
+  AddModel("double", kFakeConfig, {});
+  std::filesystem::create_directories(repo_.path() / "double" / "1");  // no model.fake
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_EQ(index[0].version, 1);
+  EXPECT_THAT(index[0].reason, HasSubstr("model.fake: missing"));
+}
+
+TEST_F(ModelManagerTest, WarmUpOutputMismatchNamesTheConfigField) {
+  AddModel("double", std::string(kFakeConfig) + "parameters:\n  output_datatype: FP64\n", {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason, AllOf(HasSubstr("double/config.yaml: outputs[0].datatype"),
+                                     HasSubstr("returns FP64 for output 'y', not FP32")));
+}
+
+TEST_F(ModelManagerTest, SkipsHiddenFoldersAndFiles) {
+  WriteFile(repo_.path() / ".git" / "config.yaml", "not a model");
+  WriteFile(repo_.path() / "README.md", "notes");
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  EXPECT_THAT(manager->Index(), IsEmpty());
+}
+
+TEST_F(ModelManagerTest, ServedModelAnswersInferRequests) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  ModelHandle model = manager->Acquire("double").value();
+
+  auto request = std::make_unique<InferRequest>();
+  Tensor x = Tensor::Allocate(DataType::kFp32, {1, 2}).value();
+  x.mutable_data_as<float>()[0] = 1.5f;
+  x.mutable_data_as<float>()[1] = -2.0f;
+  request->inputs.push_back({"x", x});
+  absl::Notification done;
+  InferResponse response;
+  request->on_complete = [&](InferResponse r) {
+    response = std::move(r);
+    done.Notify();
+  };
+  model->Infer(std::move(request));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(response.status.ok()) << response.status;
+  ASSERT_EQ(response.outputs.size(), 1u);
+  EXPECT_EQ(response.outputs[0].tensor.data_as<float>()[0], 3.0f);
+  EXPECT_EQ(response.outputs[0].tensor.data_as<float>()[1], -4.0f);
+}
+
+TEST_F(ModelManagerTest, ServedModelRejectsInvalidRequestThroughTheCallback) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  ModelHandle model = manager->Acquire("double").value();
+
+  auto request = std::make_unique<InferRequest>();
+  request->inputs.push_back({"x", Tensor::Allocate(DataType::kFp32, {1, 3}).value()});
+  bool called = false;
+  InferResponse response;
+  request->on_complete = [&](InferResponse r) {
+    response = std::move(r);
+    called = true;
+  };
+  model->Infer(std::move(request));
+  EXPECT_TRUE(called);  // refused on this thread, before queueing
+  EXPECT_EQ(response.status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace inferd

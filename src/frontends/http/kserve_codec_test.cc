@@ -1,0 +1,202 @@
+#include "frontends/http/kserve_codec.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// The message of decoding `body`, which must fail with InvalidArgument.
+std::string ErrorOf(std::string body) {
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  EXPECT_FALSE(request.ok()) << "decoded unexpectedly: " << body;
+  if (request.ok()) return "";
+  EXPECT_EQ(request.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(request.status().message());
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& tensor) {
+  std::vector<T> values(static_cast<size_t>(tensor.element_count()));
+  std::memcpy(values.data(), tensor.data(), values.size() * sizeof(T));
+  return values;
+}
+
+TEST(KserveCodecTest, DecodesFullRequest) {
+  std::string body = R"({
+    "id": "req-7",
+    "inputs": [
+      {"name": "features", "datatype": "FP32", "shape": [2, 2], "data": [[1, 2], [3, 4.5]]},
+      {"name": "ids", "datatype": "INT64", "shape": [2], "data": [-1, 9]}
+    ],
+    "outputs": [{"name": "score"}, {"name": "label"}]
+  })";
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  ASSERT_TRUE(request.ok()) << request.status();
+  const InferRequest& r = **request;
+  EXPECT_EQ(r.id, "req-7");
+  ASSERT_EQ(r.inputs.size(), 2u);
+  EXPECT_EQ(r.inputs[0].name, "features");
+  EXPECT_EQ(r.inputs[0].tensor.type(), DataType::kFp32);
+  EXPECT_THAT(r.inputs[0].tensor.shape(), ElementsAre(2, 2));
+  EXPECT_THAT(Values<float>(r.inputs[0].tensor), ElementsAre(1.0f, 2.0f, 3.0f, 4.5f));
+  EXPECT_EQ(r.inputs[1].name, "ids");
+  EXPECT_EQ(r.inputs[1].tensor.type(), DataType::kInt64);
+  EXPECT_THAT(r.inputs[1].tensor.shape(), ElementsAre(2));
+  EXPECT_THAT(Values<int64_t>(r.inputs[1].tensor), ElementsAre(-1, 9));
+  EXPECT_THAT(r.requested_outputs, ElementsAre("score", "label"));
+  EXPECT_FALSE(r.on_complete);
+}
+
+TEST(KserveCodecTest, IdAndOutputsAreOptional) {
+  std::string body =
+      R"({"inputs": [{"name": "x", "datatype": "BOOL", "shape": [1], "data": [true]}]})";
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ((*request)->id, "");
+  EXPECT_THAT((*request)->requested_outputs, IsEmpty());
+}
+
+TEST(KserveCodecTest, RejectsInvalidJson) {
+  EXPECT_THAT(ErrorOf("{\"inputs\": ["), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ErrorOf(""), HasSubstr("empty"));
+}
+
+TEST(KserveCodecTest, RejectsBodyThatIsNotAnObject) {
+  EXPECT_THAT(ErrorOf("[1, 2]"), HasSubstr("must be a JSON object"));
+}
+
+TEST(KserveCodecTest, RejectsMissingInputs) {
+  EXPECT_THAT(ErrorOf(R"({"id": "a"})"), HasSubstr("'inputs' is required"));
+}
+
+TEST(KserveCodecTest, RejectsInputsThatAreNotAnArray) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": {"name": "x"}})"), HasSubstr("'inputs' must be an array"));
+}
+
+TEST(KserveCodecTest, RejectsEmptyInputs) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": []})"), HasSubstr("'inputs' is empty"));
+}
+
+TEST(KserveCodecTest, RejectsInputThatIsNotAnObject) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [5]})"), HasSubstr("inputs[0]: must be an object"));
+}
+
+TEST(KserveCodecTest, RejectsMissingName) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [{"datatype": "FP32", "shape": [1], "data": [1]}]})"),
+              HasSubstr("inputs[0]: 'name' is required"));
+}
+
+TEST(KserveCodecTest, RejectsMissingDatatype) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [{"name": "x", "shape": [1], "data": [1]}]})"),
+              HasSubstr("input 'x': 'datatype' is required"));
+}
+
+TEST(KserveCodecTest, RejectsUnknownDatatype) {
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP33", "shape": [1], "data": [1]}]})"),
+      AllOf(HasSubstr("input 'x': datatype 'FP33' is not one of"), HasSubstr("FP32")));
+}
+
+TEST(KserveCodecTest, RejectsBytesDatatypeSayingItIsNotSupported) {
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "BYTES", "shape": [1], "data": ["a"]}]})"),
+      AllOf(HasSubstr("datatype 'BYTES'"), HasSubstr("BYTES is not supported over JSON")));
+}
+
+TEST(KserveCodecTest, RejectsMissingShape) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "data": [1]}]})"),
+              HasSubstr("input 'x': 'shape' is required"));
+}
+
+TEST(KserveCodecTest, RejectsNegativeOrNonIntegerShape) {
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [-1], "data": [1]}]})"),
+      AllOf(HasSubstr("input 'x'"), HasSubstr("non-negative integers"), HasSubstr("[-1]")));
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1.5], "data": [1]}]})"),
+      HasSubstr("non-negative integers"));
+}
+
+TEST(KserveCodecTest, RejectsMissingData) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1]}]})"),
+              HasSubstr("input 'x': 'data' is required"));
+}
+
+TEST(KserveCodecTest, RejectsDataThatDoesNotMatchTheShape) {
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [3], "data": [1, 2]}]})"),
+      HasSubstr("input 'x': shape [3] needs 3 elements, but data has 2"));
+}
+
+TEST(KserveCodecTest, RejectsShapeLargerThanTheBodyCouldHold) {
+  EXPECT_THAT(ErrorOf(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [100000000],)"
+                      R"( "data": [1]}]})"),
+              HasSubstr("needs 100000000 elements, but data has 1"));
+}
+
+TEST(KserveCodecTest, RejectsNonStringId) {
+  EXPECT_THAT(
+      ErrorOf(
+          R"({"id": 5, "inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}]})"),
+      HasSubstr("'id' must be a string"));
+}
+
+TEST(KserveCodecTest, RejectsMalformedOutputs) {
+  const std::string input =
+      R"("inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}])";
+  EXPECT_THAT(ErrorOf("{" + input + R"(, "outputs": {"name": "y"}})"),
+              HasSubstr("'outputs' must be an array"));
+  EXPECT_THAT(ErrorOf("{" + input + R"(, "outputs": ["y"]})"),
+              HasSubstr("outputs[0]: must be an object"));
+  EXPECT_THAT(ErrorOf("{" + input + R"(, "outputs": [{"nom": "y"}]})"),
+              HasSubstr("outputs[0]: 'name' is required"));
+}
+
+Tensor Fp32(Shape shape, const std::vector<float>& values) {
+  Tensor tensor = Tensor::Allocate(DataType::kFp32, std::move(shape)).value();
+  std::memcpy(tensor.mutable_data(), values.data(), tensor.byte_size());
+  return tensor;
+}
+
+TEST(KserveCodecTest, EncodesResponseExactly) {
+  InferResponse response;
+  response.outputs.push_back({"score", Fp32({2, 1}, {0.1f, -2.0f})});
+  Tensor labels = Tensor::Allocate(DataType::kInt64, {2}).value();
+  labels.mutable_data_as<int64_t>()[0] = 3;
+  labels.mutable_data_as<int64_t>()[1] = -1;
+  response.outputs.push_back({"label", labels});
+
+  EXPECT_EQ(EncodeInferResponse("mlp", 2, "req-7", response),
+            R"({"model_name":"mlp","model_version":"2","id":"req-7","outputs":[)"
+            R"({"name":"score","datatype":"FP32","shape":[2,1],"data":[0.1,-2]},)"
+            R"({"name":"label","datatype":"INT64","shape":[2],"data":[3,-1]}]})");
+}
+
+TEST(KserveCodecTest, EncodesResponseWithoutIdWhenEmpty) {
+  InferResponse response;
+  response.outputs.push_back({"y", Fp32({}, {1.5f})});
+  EXPECT_EQ(EncodeInferResponse("m", 1, "", response),
+            R"({"model_name":"m","model_version":"1","outputs":[)"
+            R"({"name":"y","datatype":"FP32","shape":[],"data":[1.5]}]})");
+}
+
+TEST(KserveCodecTest, EncodesResponseEscapingStrings) {
+  InferResponse response;
+  EXPECT_EQ(EncodeInferResponse("m", 1, "a\"b", response),
+            R"({"model_name":"m","model_version":"1","id":"a\"b","outputs":[]})");
+}
+
+}  // namespace
+}  // namespace inferd

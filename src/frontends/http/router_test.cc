@@ -1,0 +1,389 @@
+#include "frontends/http/router.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+using ::testing::StartsWith;
+
+// A fresh folder under the system temp directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "inferd_router_XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void WriteFile(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+// Records every reply; Defer runs the encoder on the calling (execution) thread.
+class RecordingResponder : public Responder {
+ public:
+  void Send(HttpReply reply) override {
+    absl::MutexLock lock(&mu_);
+    replies_.push_back(std::move(reply));
+  }
+  void Defer(std::function<HttpReply()> make_reply) override { Send(make_reply()); }
+
+  // Waits (bounded, for inference replies that come from an execution thread) for a reply.
+  bool WaitForReply() const {
+    absl::MutexLock lock(&mu_);
+    auto replied = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !replies_.empty(); };
+    return mu_.AwaitWithTimeout(absl::Condition(&replied), absl::Seconds(10));
+  }
+  std::vector<HttpReply> replies() const {
+    absl::MutexLock lock(&mu_);
+    return replies_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<HttpReply> replies_ ABSL_GUARDED_BY(mu_);
+};
+
+// y = 2x, FP32.
+class DoublingModel : public BackendModel {
+ public:
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    const Tensor& x = inputs[0];
+    Tensor y = Tensor::Allocate(DataType::kFp32, x.shape()).value();
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      y.mutable_data_as<float>()[i] = 2 * x.data_as<float>()[i];
+    }
+    return std::vector<Tensor>{y};
+  }
+};
+
+class FakeBackend : public Backend {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::string_view platform() const override { return "fake_platform"; }
+  std::string_view model_filename() const override { return "model.fake"; }
+  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest&) override {
+    return std::make_unique<DoublingModel>();
+  }
+};
+
+class RouterTest : public ::testing::Test {
+ protected:
+  // Loads the temp repository (empty unless a test added models) and builds the router.
+  void Start(bool with_fake_backend = false, std::string default_model = "") {
+    std::vector<std::unique_ptr<Backend>> backends;
+    if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>());
+    models_ = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
+    ASSERT_TRUE(models_->LoadAll().ok());
+    router_ = std::make_unique<HttpRouter>(HandlerContext{.models = models_.get(),
+                                                          .server_version = "9.9.9-test",
+                                                          .default_model = default_model,
+                                                          .draining = &draining_});
+  }
+
+  // Dispatches one request and returns its only reply.
+  HttpReply Call(HttpMethod method, std::string_view path, std::string_view query = "",
+                 std::string body = "") {
+    auto responder = std::make_shared<RecordingResponder>();
+    HttpRequestView request{method, path, query, &body};
+    router_->Dispatch(request, responder);
+    EXPECT_TRUE(responder->WaitForReply()) << "no reply to " << path;
+    const std::vector<HttpReply> replies = responder->replies();
+    EXPECT_EQ(replies.size(), 1u) << path;
+    return replies.empty() ? HttpReply{0, "", "", {}} : replies.front();
+  }
+  HttpReply Get(std::string_view path) { return Call(HttpMethod::kGet, path); }
+  HttpReply Post(std::string_view path, std::string body, std::string_view query = "") {
+    return Call(HttpMethod::kPost, path, query, std::move(body));
+  }
+
+  TempDir repo_;
+  std::atomic<bool> draining_{false};
+  std::unique_ptr<ModelManager> models_;
+  std::unique_ptr<HttpRouter> router_;
+};
+
+TEST_F(RouterTest, HealthLive) {
+  Start();
+  const HttpReply reply = Get("/v2/health/live");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"live":true})");
+  EXPECT_EQ(reply.content_type, "application/json");
+}
+
+TEST_F(RouterTest, HealthReadyTurnsFalseWhileDraining) {
+  Start();
+  HttpReply reply = Get("/v2/health/ready");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"ready":true})");
+
+  draining_ = true;
+  reply = Get("/v2/health/ready");
+  EXPECT_EQ(reply.status, 503u);
+  EXPECT_EQ(reply.body, R"({"ready":false})");
+  // Liveness is unaffected.
+  EXPECT_EQ(Get("/v2/health/live").status, 200u);
+}
+
+TEST_F(RouterTest, ServerMetadata) {
+  Start();
+  const HttpReply reply = Get("/v2");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body,
+            R"({"name":"inferd","version":"9.9.9-test","extensions":["model_repository"]})");
+  EXPECT_EQ(Get("/v2/").status, 200u);  // a trailing slash is the same path
+}
+
+TEST_F(RouterTest, UnknownModelIsNotFound) {
+  Start();
+  const HttpReply reply = Get("/v2/models/nope");
+  EXPECT_EQ(reply.status, 404u);
+  EXPECT_EQ(reply.body, R"({"error":"unknown model 'nope'"})");
+  EXPECT_EQ(Get("/v2/models/nope/ready").status, 404u);
+  EXPECT_EQ(Get("/v2/models/nope/versions/2").status, 404u);
+  const HttpReply infer = Post("/v2/models/nope/infer", R"({"inputs": []})");
+  EXPECT_EQ(infer.status, 404u);
+  EXPECT_THAT(infer.body, StartsWith(R"({"error":)"));
+}
+
+TEST_F(RouterTest, RepositoryIndexOfEmptyRepository) {
+  Start();
+  const HttpReply reply = Post("/v2/repository/index", "");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, "[]");
+}
+
+TEST_F(RouterTest, WrongMethodIs405WithAllowHeader) {
+  Start();
+  HttpReply reply = Call(HttpMethod::kPost, "/v2/health/live");
+  EXPECT_EQ(reply.status, 405u);
+  EXPECT_THAT(reply.headers, ElementsAre(Pair("Allow", "GET")));
+  EXPECT_THAT(reply.body, HasSubstr("this path takes GET"));
+
+  reply = Get("/v2/repository/index");
+  EXPECT_EQ(reply.status, 405u);
+  EXPECT_THAT(reply.headers, ElementsAre(Pair("Allow", "POST")));
+
+  EXPECT_EQ(Call(HttpMethod::kPost, "/v2").status, 405u);
+  EXPECT_EQ(Get("/predict").status, 405u);
+  EXPECT_EQ(Get("/v2/models/m/infer").status, 405u);
+  EXPECT_EQ(Call(HttpMethod::kPost, "/v2/models/m").status, 405u);
+  EXPECT_EQ(Call(HttpMethod::kPost, "/v2/models/m/ready").status, 405u);
+  EXPECT_EQ(Call(HttpMethod::kOther, "/v2/health/ready").status, 405u);
+}
+
+TEST_F(RouterTest, UnknownPathIsNotFound) {
+  Start();
+  for (std::string_view path :
+       {"/", "/foo", "/v3/health/live", "/v2/health", "/v2/health/dead", "/v2/models",
+        "/v2/models/m/explain", "/v2/models/m/versions/1/infer/more", "/v1/models/m"}) {
+    const HttpReply reply = Get(path);
+    EXPECT_EQ(reply.status, 404u) << path;
+    EXPECT_THAT(reply.body, HasSubstr("unknown path")) << path;
+  }
+}
+
+TEST_F(RouterTest, NonNumericVersionIsBadRequest) {
+  Start();
+  HttpReply reply = Get("/v2/models/m/versions/abc");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_EQ(reply.body, R"({"error":"'abc' is not a version number"})");
+  EXPECT_EQ(Get("/v2/models/m/versions/007/ready").status, 400u);
+  reply = Get("/v2/models/m/versions");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("missing version"));
+}
+
+TEST_F(RouterTest, SeedPredictWithoutModelsAsksForDefaultModel) {
+  Start();
+  const HttpReply reply = Post("/predict", R"({"input": [1, 2]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, AllOf(HasSubstr("?model=NAME"), HasSubstr("--default-model")));
+}
+
+TEST_F(RouterTest, SeedPredictOfUnknownModelIsNotFound) {
+  Start();
+  EXPECT_EQ(Post("/predict", R"({"input": [1]})", "model=nope").status, 404u);
+}
+
+TEST_F(RouterTest, TfServingPredictOfUnknownModelIsNotFound) {
+  Start();
+  const HttpReply reply = Post("/v1/models/m:predict", R"({"instances": [[1]]})");
+  EXPECT_EQ(reply.status, 404u);
+  EXPECT_EQ(reply.body, R"({"error":"unknown model 'm'"})");
+  EXPECT_EQ(Post("/v1/models/m/versions/3:predict", R"({"instances": [[1]]})").status, 404u);
+  EXPECT_EQ(Post("/v1/models/m/versions/x:predict", R"({"instances": [[1]]})").status, 400u);
+}
+
+TEST_F(RouterTest, TfServingVersionLabelsAreNotSupported) {
+  Start();
+  const HttpReply reply = Post("/v1/models/m/labels/stable:predict", R"({"instances": [[1]]})");
+  EXPECT_EQ(reply.status, 404u);
+  EXPECT_THAT(reply.body, HasSubstr("version labels are not supported"));
+}
+
+TEST_F(RouterTest, TfServingPredictTakesOnlyPost) {
+  Start();
+  const HttpReply reply = Get("/v1/models/m:predict");
+  EXPECT_EQ(reply.status, 405u);
+  EXPECT_THAT(reply.headers, ElementsAre(Pair("Allow", "POST")));
+}
+
+TEST_F(RouterTest, IndexListsUnavailableModelsWithReasons) {
+  WriteFile(repo_.path() / "bad" / "config.yaml", "backend: [\n");
+  WriteFile(repo_.path() / "resnet" / "config.yaml", R"(
+backend: torch
+inputs:
+  - {name: x, datatype: FP32, dims: [3]}
+outputs:
+  - {name: y, datatype: FP32, dims: [3]}
+)");
+  std::filesystem::create_directories(repo_.path() / "resnet" / "1");
+  Start();
+
+  const HttpReply reply = Post("/v2/repository/index", "");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_THAT(reply.body, AllOf(StartsWith(R"([{"name":"bad","state":"UNAVAILABLE","reason":")"),
+                                HasSubstr("bad/config.yaml: line "),
+                                HasSubstr(R"({"name":"resnet","state":"UNAVAILABLE","reason":")"),
+                                HasSubstr("backend: 'torch' is not available in this build")));
+
+  HttpReply ready = Get("/v2/models/bad/ready");
+  EXPECT_EQ(ready.status, 503u);
+  EXPECT_THAT(ready.body, AllOf(StartsWith(R"({"name":"bad","ready":false,"reason":")"),
+                                HasSubstr("config.yaml")));
+  EXPECT_EQ(Get("/v2/models/resnet").status, 503u);
+}
+
+constexpr char kDoubleConfig[] = R"(
+backend: fake
+max_batch_size: 4
+inputs:
+  - {name: x, datatype: FP32, dims: [2]}
+outputs:
+  - {name: y, datatype: FP32, dims: [2]}
+)";
+
+class RouterWithModelTest : public RouterTest {
+ protected:
+  void SetUp() override {
+    WriteFile(repo_.path() / "double" / "config.yaml", kDoubleConfig);
+    std::filesystem::create_directories(repo_.path() / "double" / "1");
+    std::filesystem::create_directories(repo_.path() / "double" / "2");
+    Start(/*with_fake_backend=*/true);
+  }
+};
+
+TEST_F(RouterWithModelTest, ModelMetadata) {
+  const HttpReply reply = Get("/v2/models/double");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"name":"double","versions":["2"],"platform":"fake_platform",)"
+                        R"("inputs":[{"name":"x","datatype":"FP32","shape":[-1,2]}],)"
+                        R"("outputs":[{"name":"y","datatype":"FP32","shape":[-1,2]}]})");
+  EXPECT_EQ(Get("/v2/models/double/versions/2").body, reply.body);
+  const HttpReply old = Get("/v2/models/double/versions/1");
+  EXPECT_EQ(old.status, 404u);
+  EXPECT_THAT(old.body, HasSubstr("has no version 1 (served: 2)"));
+}
+
+TEST_F(RouterWithModelTest, ModelReady) {
+  const HttpReply reply = Get("/v2/models/double/ready");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"name":"double","ready":true})");
+}
+
+TEST_F(RouterWithModelTest, RepositoryIndexListsReadyModel) {
+  EXPECT_EQ(Post("/v2/repository/index", "").body,
+            R"([{"name":"double","version":"2","state":"READY","reason":""}])");
+}
+
+TEST_F(RouterWithModelTest, KserveInfer) {
+  const HttpReply reply = Post("/v2/models/double/infer", R"({
+    "id": "r1",
+    "inputs": [{"name": "x", "datatype": "FP32", "shape": [2, 2], "data": [1, 2.5, -3, 0.25]}]
+  })");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"model_name":"double","model_version":"2","id":"r1","outputs":[)"
+                        R"({"name":"y","datatype":"FP32","shape":[2,2],"data":[2,5,-6,0.5]}]})");
+}
+
+TEST_F(RouterWithModelTest, KserveInferRejectsBadRequests) {
+  HttpReply reply = Post("/v2/models/double/infer",
+                         R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 3],)"
+                         R"( "data": [1, 2, 3]}]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("dimension 1 must be 2"));
+
+  reply = Post("/v2/models/double/infer", "not json");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("not valid JSON"));
+
+  reply = Post("/v2/models/double/infer",
+               R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2],)"
+               R"( "data": [1, 2]}], "outputs": [{"name": "z"}]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("unknown requested output 'z'"));
+}
+
+TEST_F(RouterWithModelTest, SeedPredictUsesTheOnlyModelAndDropsTheBatchDimension) {
+  HttpReply reply = Post("/predict", R"({"input": [1, 2]})");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"output":[2,4]})");
+
+  reply = Post("/predict", R"({"input": [[1, 2], [3, 4]]})", "model=double");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"output":[[2,4],[6,8]]})");
+
+  reply = Post("/predict", R"({"x": [1, 2]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("input"));
+}
+
+TEST_F(RouterWithModelTest, TfServingPredictRowAndColumnarFormats) {
+  HttpReply reply = Post("/v1/models/double:predict", R"({"instances": [[1, 2], [3, 4]]})");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"predictions":[[2,4],[6,8]]})");
+
+  reply = Post("/v1/models/double/versions/2:predict", R"({"inputs": [[0.5, 1]]})");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"outputs":[[1,2]]})");
+
+  reply = Post("/v1/models/double:predict", R"({"instances": [[1, 2]], "inputs": [[1, 2]]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body, HasSubstr("exactly one of"));
+}
+
+}  // namespace
+}  // namespace inferd
