@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
 #include "common/strings.h"
@@ -116,6 +117,7 @@ class HttpServer::Impl {
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_{io_};
   SessionShared shared_;
   std::vector<std::thread> threads_;
 };
