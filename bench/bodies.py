@@ -60,6 +60,7 @@ def make_body(repository: str, model: str) -> dict:
         flat, shape = flat[:per_item], [1] + shape[1:]
         expected_flat = expected_flat[:len(expected_flat) // expected["shape"][0]]
     return {"body": {"input": nest(flat, shape)}, "shape": shape,
+            "datatype": tensor.get("datatype", "FP32"),
             "expected_name": expected["name"], "expected": expected_flat}
 
 

@@ -67,26 +67,43 @@ def _ratio(numerator: Optional[float], denominator: Optional[float]) -> str:
     return f"{numerator / denominator:.2f}×"
 
 
+def _ratios(cell: dict, by_key: dict) -> List[str]:
+    """inferd's QPS and p99 against Flask's, and its QPS against the engine's; "—" elsewhere.
+
+    Only inferd rows carry ratios, so each row says how inferd compares and no row
+    compares the baselines with each other.
+    """
+    def other(kind: str) -> dict:
+        return by_key.get((cell["model"], cell["concurrency"], kind), {}).get("summary") or {}
+
+    if cell["server"] != "inferd":
+        return ["—"] * 3
+    s, flask, engine = cell["summary"], other("flask"), other("engine")
+    return [_ratio(s["qps"], flask.get("qps")), _ratio(s["p99_ms"], flask.get("p99_ms")),
+            _ratio(s["qps"], engine.get("qps"))]
+
+
+def _errors(cell: dict) -> str:
+    """Failed requests / requests; the engine sends none, it calls forward directly."""
+    s = cell["summary"]
+    return "0 (no HTTP)" if cell["server"] == "engine" else f"{s['errors']} / {s['requests']}"
+
+
 def table_rows(cells: List[dict]) -> List[str]:
-    """One row per (model, concurrency, server); inferd rows carry the inferd/Flask ratios."""
+    """One row per (model, concurrency, server); inferd rows carry the ratios."""
     by_key = {(c["model"], c["concurrency"], c["server"]): c for c in cells}
     rows = ["| model | concurrency | server | QPS | p50 ms | p99 ms | errors "
-            "| QPS inferd/Flask | p99 inferd/Flask |",
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+            "| QPS inferd/Flask | p99 inferd/Flask | QPS inferd/engine |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for cell in cells:
+        head = f"| {cell['model']} | {cell['concurrency']} | {cell.get('label', cell['server'])} "
         s = cell.get("summary")
         if s is None:
-            rows.append(f"| {cell['model']} | {cell['concurrency']} | {cell['server']} "
-                        f"| failed: {cell.get('error', '?').splitlines()[0]} | | | | | |")
+            rows.append(head + f"| failed: {cell.get('error', '?').splitlines()[0]} "
+                               "| | | | | | |")
             continue
-        qps_ratio = p99_ratio = "—"
-        flask = by_key.get((cell["model"], cell["concurrency"], "flask"), {}).get("summary")
-        if cell["server"] == "inferd" and flask:
-            qps_ratio = _ratio(s["qps"], flask["qps"])
-            p99_ratio = _ratio(s["p99_ms"], flask["p99_ms"])
-        rows.append(f"| {cell['model']} | {cell['concurrency']} | {cell['server']} "
-                    f"| {s['qps']:.1f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
-                    f"| {s['errors']} / {s['requests']} | {qps_ratio} | {p99_ratio} |")
+        rows.append(head + f"| {s['qps']:.1f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
+                           f"| {_errors(cell)} | " + " | ".join(_ratios(cell, by_key)) + " |")
     return rows
 
 
@@ -94,27 +111,45 @@ def _load(triple) -> str:
     return "/".join(f"{x:.1f}" for x in triple)
 
 
+def engine_setup(report: dict) -> str:
+    """How the engine limit ran, from its first run's record (same for every run)."""
+    runs = [run for cell in report["cells"] if cell["server"] == "engine" for run in cell["runs"]]
+    if not runs:
+        return ""
+    r = runs[0]
+    return (f"- engine (C threads): `bench/engine_limit.py`, the limit — the same model file "
+            f"and LibTorch (torch {r['torch']}), {'frozen' if r['frozen'] else 'not frozen'}, "
+            f"{r['intra_op_threads']} intra-op threads, allocator "
+            f"{os.path.basename(r['ld_preload']) or 'glibc malloc'}; the batch-1 input already "
+            "a tensor; C Python threads calling forward back to back under inference_mode; no "
+            "HTTP, no JSON, no load generator. A fresh process per repeat, warmed up like the "
+            "servers")
+
+
 def markdown(report: dict) -> str:
     m, st = report["machine"], report["settings"]
-    lines = [f"# inferd vs the Flask baseline — {report['date']}", "",
+    lines = [f"# inferd vs the in-process engine and the Flask baseline — {report['date']}", "",
              f"- command: `{report['bench_command']}`",
              f"- git commit: {report['git_commit']}",
              f"- machine: {m['nproc']} CPUs, {m['cpu_model']}, Linux {m['kernel']}, {m['wrk']}",
              f"- each (model, concurrency): fresh servers, each warmed up "
              f"({st['warmup_requests']} sequential requests + {st['warmup_s']} s of load), then "
              f"{st['repeats']} × {st['duration_s']} s of `wrk -t1 -cC` (timeout "
-             f"{st['wrk_timeout_s']} s) per server, repeats interleaved across servers; QPS and "
-             "latencies are medians of the repeats, errors are totals (non-2xx + socket errors "
-             "/ requests)",
+             f"{st['wrk_timeout_s']} s) per HTTP server, repeats interleaved across servers; "
+             "QPS and latencies are medians of the repeats, errors are totals (non-2xx + socket "
+             "errors / requests)",
              "- shared, noisy 2-core machine: wrk shares the cores with the server; "
              "read the ratios, not the absolute numbers; load average (1/5/15 min) "
              f"{_load(report['loadavg']['start'])} at the start, "
-             f"{_load(report['loadavg']['end'])} at the end", ""]
+             f"{_load(report['loadavg']['end'])} at the end"]
+    lines += [line for line in [engine_setup(report)] if line] + [""]
     lines += table_rows(report["cells"])
-    lines += ["", "Sanity check (one POST /predict per server and model before timing; max |Δ| "
-              "against the first row of sample.json's expected output):", ""]
+    lines += ["", "Sanity check (one POST /predict per server and model, one forward pass for the "
+              "engine, before timing; max |Δ| against the first row of sample.json's expected "
+              "output):", ""]
     for check in report["checks"]:
-        lines.append(f"- {check['server']} / {check['model']}: HTTP {check['status']}, "
+        how = check["status"] if check["server"] == "engine" else f"HTTP {check['status']}"
+        lines.append(f"- {check['server']} / {check['model']}: {how}, "
                      f"{check['ms']:.1f} ms, {check['verdict']}")
     lines += ["", "Exact commands (server, warm-up, timed runs) are in the .json next to this file.",
               ""]

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""inferd against the seed's Flask baseline, side by side in one run, with wrk.
+"""inferd against the in-process engine and the seed's Flask baseline, side by side in one run.
 
 Performance claims in this project are ratios measured in one run on one machine (see
-DESIGN.md, "Measuring"), so this script runs both servers on the same models, bodies and
-load, one server at a time, and writes bench/results/<date>-<name>.md (medians) and .json
-(every repeat, the machine, the commit and the exact commands).
+DESIGN.md, "Measuring"), so this script measures inferd, the Flask baseline (both with
+wrk) and the engine alone (bench/engine_limit.py: the same model and threads, no HTTP) on
+the same models, inputs and concurrencies, one at a time, and writes
+bench/results/<date>-<name>.md (medians) and .json (every repeat, the machine, the commit
+and the exact commands).
 
     .venv/bin/python bench/run_bench.py                       # defaults: 10 s x 3 repeats
     .venv/bin/python bench/run_bench.py --duration 5 --repeats 1 --servers flask
@@ -29,14 +31,16 @@ import servers
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 LUA_SCRIPT = os.path.join(BENCH_DIR, "predict.lua")
+ENGINE_SCRIPT = os.path.join(BENCH_DIR, "engine_limit.py")
+KINDS = ("inferd", "flask", "engine")
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
     def csv(text: str) -> List[str]:
         return [part.strip() for part in text.split(",") if part.strip()]
 
-    p = argparse.ArgumentParser(description="inferd vs Flask /predict, side by side, with wrk.")
-    p.add_argument("--servers", type=csv, default=["inferd", "flask"], help="inferd,flask")
+    p = argparse.ArgumentParser(description="inferd vs the engine and Flask, side by side.")
+    p.add_argument("--servers", type=csv, default=list(KINDS), help=",".join(KINDS))
     p.add_argument("--models", type=csv, default=["mlp_scorer", "resnet18"])
     p.add_argument("--concurrency", type=lambda t: [int(c) for c in csv(t)], default=[1, 16])
     p.add_argument("--duration", type=int, default=10, help="seconds per timed wrk run")
@@ -49,12 +53,15 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
                         "Flask's slow ResNet-18 answers into errors)")
     p.add_argument("--inferd-binary", default=os.path.join(REPO_ROOT, "build", "inferd"))
     p.add_argument("--repository", default=os.path.join(REPO_ROOT, "build", "demo-models"))
-    p.add_argument("--python", default=sys.executable, help="interpreter for the Flask baseline")
+    p.add_argument("--python", default=sys.executable,
+                   help="interpreter for the Flask baseline and the engine limit")
+    p.add_argument("--engine-preload", default="auto",
+                   help="LD_PRELOAD for the engine limit; auto: the allocator inferd links")
     p.add_argument("--ready-timeout", type=int, default=120, help="seconds to wait for a server")
     p.add_argument("--out-dir", default=os.path.join(BENCH_DIR, "results"))
     p.add_argument("--name", default="first-table", help="file name after the date")
     args = p.parse_args(argv)
-    unknown = set(args.servers) - {"inferd", "flask"}
+    unknown = set(args.servers) - set(KINDS)
     if unknown:
         p.error(f"unknown server(s): {', '.join(sorted(unknown))}")
     return args
@@ -131,6 +138,28 @@ def timed_run(server: servers.Server, cell: dict, body_path: str, args: argparse
                            f"log {server.log_path}:\n{server.log_tail()}")
 
 
+def engine_run(cell: dict, args: argparse.Namespace, commands: List[str],
+               checks: List[dict]) -> None:
+    """One engine_limit.py run (load, check, warm up, time), appended to the cell.
+
+    A fresh process per repeat: it warms up right before timing, so the interleaved runs of
+    the other servers cannot leave it cold. Its first run's answer check joins the others.
+    """
+    command = servers.engine_command(args.python, ENGINE_SCRIPT,
+                                     os.path.join(args.repository, cell["model"]),
+                                     cell["concurrency"], args.duration, args.warmup,
+                                     args.warmup_requests)
+    preload = f"LD_PRELOAD={args.engine_preload} " if args.engine_preload else ""
+    commands.append(preload + shlex.join(command))
+    run = servers.run_engine(command, args.engine_preload, cell["log"],
+                             args.ready_timeout + args.warmup + args.duration + 60)
+    cell["runs"].append(run)
+    cell["label"] = run["label"]
+    if not any(c["server"] == "engine" and c["model"] == cell["model"] for c in checks):
+        checks.append({"server": "engine", "model": cell["model"], "status": "in-process",
+                       "ms": run["first_ms"], "verdict": run["check"]})
+
+
 def fail(cell: dict, exc: Exception) -> None:
     cell["error"] = str(exc)
     print(f"  {cell['server']} FAILED: {exc}", file=sys.stderr, flush=True)
@@ -138,20 +167,25 @@ def fail(cell: dict, exc: Exception) -> None:
 
 def bench_pair(model: str, concurrency: int, body: dict, body_path: str, args: argparse.Namespace,
                work_dir: str, commands: List[str], checks: List[dict]) -> List[dict]:
-    """One (model, concurrency): each server freshly started, then repeats interleaved A B A B.
+    """One (model, concurrency): each server freshly started, then repeats interleaved A B C A B C.
 
     Interleaving spreads drifts in background load (the machine is shared) over all servers
-    instead of charging them to whichever ran during the drift. Only one server is under
-    load at a time; the others sit idle.
+    instead of charging them to whichever ran during the drift. Only one server (or the
+    engine) is under load at a time; the others sit idle. The engine has no process to
+    start: its entry in `live` has no server, and each of its runs is a process of its own.
     """
     started, cells, live = [], [], []
     try:
         for kind in args.servers:
-            server = new_server(kind, model, args, work_dir, concurrency)
-            cell = {"server": kind, "model": model, "concurrency": concurrency,
-                    "log": server.log_path, "runs": []}
-            started.append(server)
+            cell = {"server": kind, "model": model, "concurrency": concurrency, "runs": []}
             cells.append(cell)
+            if kind == "engine":
+                cell["log"] = os.path.join(work_dir, f"engine-{model}-c{concurrency}.log")
+                live.append((None, cell))
+                continue
+            server = new_server(kind, model, args, work_dir, concurrency)
+            cell["log"] = server.log_path
+            started.append((server, cell))
             try:
                 prepare(server, cell, body, body_path, args, commands, checks)
                 live.append((server, cell))
@@ -160,12 +194,15 @@ def bench_pair(model: str, concurrency: int, body: dict, body_path: str, args: a
         for _ in range(args.repeats):
             for server, cell in list(live):
                 try:
-                    timed_run(server, cell, body_path, args, commands)
+                    if server is None:
+                        engine_run(cell, args, commands, checks)
+                    else:
+                        timed_run(server, cell, body_path, args, commands)
                 except FAILURES as exc:
                     fail(cell, exc)
                     live.remove((server, cell))
     finally:
-        for server, cell in zip(started, cells):
+        for server, cell in started:
             cell["exit_status"] = servers.stop(server)
     for cell in cells:
         if "error" not in cell:
@@ -185,6 +222,8 @@ def run(args: argparse.Namespace, work_dir: str) -> dict:
     """Runs every (model, concurrency, server) cell and gathers the report's contents."""
     if "inferd" in args.servers and not os.access(args.inferd_binary, os.X_OK):
         raise SystemExit(f"no inferd binary at {args.inferd_binary} (build it, or --servers flask)")
+    if args.engine_preload == "auto":
+        args.engine_preload = servers.linked_allocator(args.inferd_binary)
     cells, commands, checks, body_info = [], [], [], {}
     for model in args.models:
         body = bodies.make_body(args.repository, model)
@@ -220,7 +259,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     settings = dict(servers=args.servers, models=args.models, concurrency=args.concurrency,
                     repeats=args.repeats, duration_s=args.duration, warmup_s=args.warmup,
-                    warmup_requests=args.warmup_requests, wrk_timeout_s=args.wrk_timeout)
+                    warmup_requests=args.warmup_requests, wrk_timeout_s=args.wrk_timeout,
+                    engine_preload=args.engine_preload)
     full = dict(date=started.strftime("%Y-%m-%d"), started=started.isoformat(timespec="seconds"),
                 bench_command=shlex.join([os.path.relpath(sys.executable, REPO_ROOT),
                                           os.path.relpath(os.path.abspath(__file__), REPO_ROOT),

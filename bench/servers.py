@@ -1,10 +1,13 @@
-"""Starting, probing and stopping the servers under test (inferd and the Flask baseline).
+"""Starting, probing and stopping the servers under test (inferd and the Flask baseline),
+and running the in-process engine limit (bench/engine_limit.py), the third "server".
 
 Each server runs in its own session (process group) with its output in a log file, so a
 benchmark can always stop what it started, even after Ctrl-C or an exception, and so a
-server that dies can be explained from its log.
+server that dies can be explained from its log. The engine is not a server: each timed
+run is one short-lived engine_limit.py process that prints its numbers and exits.
 """
 
+import json
 import os
 import signal
 import socket
@@ -46,11 +49,16 @@ class Server:
         return f"{self.base_url}/predict?model={self.model}"
 
     def log_tail(self, lines: int = 20) -> str:
-        try:
-            with open(self.log_path, "r", errors="replace") as f:
-                return "".join(f.readlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        return log_tail(self.log_path, lines)
+
+
+def log_tail(path: str, lines: int = 20) -> str:
+    """The end of a log file, to explain a failure in the error message itself."""
+    try:
+        with open(path, "r", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 def inferd_command(binary: str, repository: str, port: int) -> List[str]:
@@ -148,3 +156,50 @@ def predict_once(server: Server, body: bytes) -> dict:
     except ValueError:
         payload = {"raw": answer.text[:500]}
     return {"status": answer.status_code, "body": payload, "ms": elapsed_ms}
+
+
+def engine_command(python: str, script: str, model_dir: str, concurrency: int, seconds: int,
+                   warmup_s: int, warmup_calls: int) -> List[str]:
+    return [python, script, model_dir, "--concurrency", str(concurrency), "--duration",
+            str(seconds), "--warmup", str(warmup_s), "--warmup-calls", str(warmup_calls)]
+
+
+def linked_allocator(binary: str) -> str:
+    """The malloc replacement (jemalloc, tcmalloc) `binary` links, or "" for glibc malloc.
+
+    The engine limit preloads the same one: with glibc malloc, ResNet-18's forward pass in
+    Python measured ~20% slower here, which would credit inferd with the allocator's gain.
+    """
+    try:
+        done = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    for line in done.stdout.splitlines():
+        name, _, rest = line.strip().partition(" => ")
+        if name.startswith(("libjemalloc.so", "libtcmalloc")) and rest:
+            return rest.split(" (")[0]
+    return ""
+
+
+def run_engine(command: List[str], preload: str, log_path: str, timeout_s: float) -> dict:
+    """Runs engine_limit.py once and returns its JSON line, with wrk-style µs latencies added.
+
+    The µs keys give every run in the report, wrk's or the engine's, the same fields; the
+    engine's stderr goes to its log, and a failure raises with the log's tail.
+    """
+    env = dict(os.environ, LD_PRELOAD=preload) if preload else dict(os.environ)
+    load_before = os.getloadavg()[0]
+    with open(log_path, "ab") as log:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, env=env,
+                              stdin=subprocess.DEVNULL, timeout=timeout_s)
+    lines = done.stdout.decode(errors="replace").strip().splitlines()
+    try:
+        result = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        raise RuntimeError(f"engine exited with {done.returncode} and no JSON line; log "
+                           f"{log_path}:\n{log_tail(log_path)}")
+    for key in ("p50", "p90", "p99", "mean", "max"):
+        result[f"{key}_us"] = result[f"{key}_ms"] * 1e3
+    return dict(result, loadavg_1m_before=load_before)
