@@ -1,5 +1,6 @@
 #include "frontends/http/http_session.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,8 @@ namespace asio = boost::asio;
 
 constexpr std::chrono::seconds kWriteTimeout{60};
 constexpr std::chrono::seconds kLingerTimeout{5};
+constexpr uint64_t kSmallBody = 16 * 1024;
+constexpr uint64_t kLargeReadChunk = 1024 * 1024;
 
 HttpMethod ToMethod(http::verb verb) {
   switch (verb) {
@@ -104,6 +107,11 @@ void HttpSession::OnHeader(beast::error_code ec) {
 }
 
 void HttpSession::ReadBody() {
+  // Beast reads into buffer_ in chunks of its free capacity, 512 bytes by default: a 3 MB
+  // image body took 6,000 reads and 19 ms. Large bodies get a large buffer for this request.
+  if (const auto length = parser_->content_length(); length && *length > kSmallBody) {
+    buffer_.reserve(static_cast<size_t>(std::min<uint64_t>(*length, kLargeReadChunk)));
+  }
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
@@ -152,8 +160,10 @@ void HttpSession::OnWrite(beast::error_code ec) {
     request_counted_ = false;
     shared_->in_flight.fetch_sub(1);
   }
-  // The parser is no longer needed once the reply is out; free the body now.
+  // The parser is no longer needed once the reply is out; free the body now, and give back
+  // a large read buffer so that idle keep-alive connections stay small.
   parser_.reset();
+  if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) buffer_.shrink_to_fit();
   if (ec || !keep_alive_) return DiscardAndClose();
   ReadHeader();
 }
