@@ -3,15 +3,17 @@
 # with glibc malloc (build-glibc/, -DINFERD_USE_JEMALLOC=OFF), on the same models, same
 # requests, rounds interleaved (A B A B) so background noise hits both alike.
 #
-#   bench/allocator_ab.sh [rounds=3] [seconds=8]
+#   bench/allocator_ab.sh [rounds=3] [seconds=8] [batch=1]
 #
-# Writes bench/results/<date>-allocator.md. KServe v2 infer with each model's sample.json
-# (resnet18: 1 image, text_classifier: 2 sequences), wrk -t1 -c1 (one request at a time).
+# Writes bench/results/<date>-allocator-b<batch>.md. KServe v2 infer with the first row of
+# each model's sample.json repeated `batch` times, wrk -t1 -c1 (one request at a time).
+# Large batches matter: they allocate the large tensors that glibc may return to the kernel.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 rounds="${1:-3}"
 seconds="${2:-8}"
+batch="${3:-1}"
 port=18090
 models=(resnet18 text_classifier)
 work="$(mktemp -d)"
@@ -25,8 +27,15 @@ if [ ! -x build-glibc/inferd ]; then
 fi
 
 for m in "${models[@]}"; do
-  .venv/bin/python -c "import json,sys; s=json.load(open(sys.argv[1])); s.pop('expected_outputs'); json.dump(s, open(sys.argv[2],'w'))" \
-    "build/demo-models/$m/sample.json" "$work/$m.json"
+  .venv/bin/python - "build/demo-models/$m/sample.json" "$work/$m.json" "$batch" <<'PY'
+import json, sys
+sample, out, batch = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+inputs = []
+for tensor in sample["inputs"]:
+    row = len(tensor["data"]) // tensor["shape"][0]
+    inputs.append(dict(tensor, shape=[batch] + tensor["shape"][1:], data=tensor["data"][:row] * batch))
+json.dump({"inputs": inputs}, open(out, "w"))
+PY
 done
 
 results="$work/results.txt"
@@ -50,8 +59,8 @@ for round in $(seq "$rounds"); do
   done
 done
 
-out="bench/results/$(date +%F)-allocator.md"
-.venv/bin/python - "$results" "$out" "$rounds" "$seconds" <<'PY'
+out="bench/results/$(date +%F)-allocator-b$batch.md"
+.venv/bin/python - "$results" "$out" "$rounds" "$seconds" "$batch" <<'PY'
 import json, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -60,8 +69,8 @@ for line in open(sys.argv[1]):
     r = json.loads(blob)
     rows.setdefault((model, variant), []).append((r["qps"], r["p50_us"] / 1e3, r["p99_us"] / 1e3, int(rss) / 1024))
 with open(sys.argv[2], "w") as f:
-    f.write(f"# Allocator: jemalloc vs glibc malloc\n\n- command: `bench/allocator_ab.sh {sys.argv[3]} {sys.argv[4]}`\n")
-    f.write("- KServe v2 infer with sample.json, wrk -t1 -c1, medians of the interleaved rounds; RSS after the run\n\n")
+    f.write(f"# Allocator: jemalloc vs glibc malloc, batch {sys.argv[5]}\n\n- command: `bench/allocator_ab.sh {sys.argv[3]} {sys.argv[4]} {sys.argv[5]}`\n")
+    f.write("- KServe v2 infer, sample.json's first row repeated to the batch, wrk -t1 -c1, medians of the interleaved rounds; RSS after the run\n\n")
     f.write("| model | allocator | QPS | p50 ms | p99 ms | RSS MiB | p50 glibc/jemalloc |\n|---|---|---:|---:|---:|---:|---:|\n")
     for model in sorted({m for m, _ in rows}):
         med = {v: [statistics.median(c) for c in zip(*rows[(model, v)])] for v in ("jemalloc", "glibc")}

@@ -13,7 +13,13 @@ For concurrency C > 1, C Python threads call forward in a loop (TorchScript rele
 GIL while the graph runs), mirroring C clients each with one request in flight. Prints one
 JSON line: QPS, p50/p90/p99 latency in ms, the number of forward passes, and the setup.
 
+With --batch-sizes, one thread instead times forward passes on the same row repeated to
+each batch size in turn and reports items/s per size and the best: the engine's limit for
+a server that batches (bench/batching_bench.py), since a batching server can at best run
+the model at its most efficient batch size all the time.
+
     .venv/bin/python bench/engine_limit.py build/demo-models/mlp_scorer --concurrency 16
+    .venv/bin/python bench/engine_limit.py build/demo-models/resnet18 --batch-sizes 1,2,4,8,16
 """
 
 import argparse
@@ -42,7 +48,12 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=2, help="seconds of untimed load first")
     p.add_argument("--warmup-calls", type=int, default=3,
                    help="sequential forward passes before the warm-up load (slow first passes)")
-    return p.parse_args(argv)
+    p.add_argument("--batch-sizes", type=lambda t: [int(b) for b in t.split(",") if b.strip()],
+                   default=[], help="sweep mode: one thread, these batch sizes, --duration each")
+    args = p.parse_args(argv)
+    if args.batch_sizes and (args.concurrency != 1 or min(args.batch_sizes) < 1):
+        p.error("--batch-sizes takes positive sizes and runs one thread (no --concurrency)")
+    return args
 
 
 def backend_parameters(model_dir: str) -> dict:
@@ -155,6 +166,32 @@ def summary(latencies: List[float], span_s: float) -> dict:
             "mean_ms": sum(ordered) / len(ordered) * 1e3, "max_ms": ordered[-1] * 1e3}
 
 
+def sweep(module, x: torch.Tensor, args: argparse.Namespace) -> dict:
+    """Items/s at each batch size (the bench row repeated), one thread; the best one and all.
+
+    Each size gets its own warm-up: the profiling executor re-specialises the graph for a
+    new input shape, so its first passes at that shape are slow and would not be the limit.
+    """
+    sizes = []
+    for batch in args.batch_sizes:
+        xb = x.repeat(batch, *([1] * (x.dim() - 1)))
+        with torch.inference_mode():
+            for _ in range(args.warmup_calls):
+                module(xb)
+        if args.warmup > 0:
+            load(module, xb, 1, args.warmup)
+        latencies, span_s = load(module, xb, 1, args.duration)
+        s = summary(latencies, span_s)
+        sizes.append({"batch_size": batch, "passes": s["requests"], "duration_s": s["duration_s"],
+                      "items_per_s": s["qps"] * batch,
+                      **{k: s[k] for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms")}})
+    best = max(sizes, key=lambda row: row["items_per_s"])
+    return {"label": f"engine (best batch {best['batch_size']})", "sweep": sizes,
+            "best_batch_size": best["batch_size"], "qps": best["items_per_s"],
+            "items_per_s": best["items_per_s"], "requests": best["passes"], "errors": 0,
+            **{k: best[k] for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms", "max_ms")}}
+
+
 def main(argv: List[str]) -> int:
     args = parse_args(argv)
     model_dir = os.path.abspath(args.model_dir)
@@ -164,6 +201,16 @@ def main(argv: List[str]) -> int:
     module, frozen = load_model(model_file, backend_parameters(model_dir))
     x, body = make_input(repository, model)
     first_ms, verdict = check(module, x, body)
+    setup = {"model": model, "model_file": model_file, "torch": torch.__version__,
+             "intra_op_threads": torch.get_num_threads(),
+             "interop_threads": torch.get_num_interop_threads(), "frozen": frozen,
+             "input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
+             "ld_preload": os.environ.get("LD_PRELOAD", ""), "first_ms": first_ms,
+             "check": verdict}
+    if args.batch_sizes:
+        print(json.dumps({"server": "engine", "concurrency": 1, **setup, **sweep(module, x, args)}),
+              flush=True)
+        return 0
     with torch.inference_mode():
         for _ in range(args.warmup_calls):
             module(x)
@@ -172,12 +219,7 @@ def main(argv: List[str]) -> int:
     latencies, span_s = load(module, x, args.concurrency, args.duration)
     plural = "thread" if args.concurrency == 1 else "threads"
     result = {"server": "engine", "label": f"engine ({args.concurrency} {plural})",
-              "model": model, "model_file": model_file, "concurrency": args.concurrency,
-              "torch": torch.__version__, "intra_op_threads": torch.get_num_threads(),
-              "interop_threads": torch.get_num_interop_threads(), "frozen": frozen,
-              "input_shape": list(x.shape), "input_dtype": str(x.dtype).replace("torch.", ""),
-              "ld_preload": os.environ.get("LD_PRELOAD", ""), "first_ms": first_ms,
-              "check": verdict, **summary(latencies, span_s)}
+              "concurrency": args.concurrency, **setup, **summary(latencies, span_s)}
     print(json.dumps(result), flush=True)
     return 0
 
