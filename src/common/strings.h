@@ -6,6 +6,7 @@
 #ifndef INFERD_COMMON_STRINGS_H_
 #define INFERD_COMMON_STRINGS_H_
 
+#include <charconv>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -27,6 +28,14 @@ requires std::is_integral_v<T> &&
     (!std::is_same_v<T, char>)&&(!std::is_same_v<T, bool>)inline void Append(std::string& out,
                                                                              T value) {
   out.append(std::to_string(value));
+}
+
+template <typename T>
+requires std::is_floating_point_v<T>
+inline void Append(std::string& out, T value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof(text), value);
+  out.append(text, end);
 }
 
 }  // namespace strings_internal

@@ -48,6 +48,10 @@ class Backend {
   // The file a version folder must hold ("model.pt").
   virtual std::string_view model_filename() const = 0;
 
+  // Called once before any load with the configs of every model that uses this backend, so
+  // that process-wide settings (thread pools) can fit all of them.
+  virtual void Prepare(const std::vector<const ModelConfig*>& configs) { (void)configs; }
+
   // Loads a version. Errors name the file and, where it applies, the config field.
   virtual absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) = 0;
 };

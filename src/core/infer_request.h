@@ -7,6 +7,7 @@
 #ifndef INFERD_CORE_INFER_REQUEST_H_
 #define INFERD_CORE_INFER_REQUEST_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct InferRequest {
   std::vector<NamedTensor> inputs;  // validated against the model before enqueueing
   // Outputs to return; empty means all of the model's outputs.
   std::vector<std::string> requested_outputs;
+  // Queue priority, 1 = highest; 0: the model's default level.
+  int priority = 0;
+  // How long the request may wait in the queue, in microseconds; 0: the model's default.
+  int64_t timeout_us = 0;
   std::function<void(InferResponse)> on_complete;
 };
 

@@ -46,6 +46,33 @@ class FieldReader {
   }
 
   // Decimal only: yaml-cpp's own conversion reads "010" as octal 8 and "0x10" as 16.
+  absl::StatusOr<bool> Bool(const YAML::Node& node, std::string_view field) const {
+    if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
+      return node.Scalar() == "true";
+    }
+    return Error(field, StrCat("must be true or false, got '", Dump(node), "'"));
+  }
+
+  absl::StatusOr<double> Number(const YAML::Node& node, std::string_view field) const {
+    if (node.IsScalar()) {
+      const std::string& text = node.Scalar();
+      double value = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec == std::errc() && end == text.data() + text.size()) return value;
+    }
+    return Error(field, StrCat("must be a number, got '", Dump(node), "'"));
+  }
+
+  // An integer in [min, max], with the range in the error.
+  absl::StatusOr<int64_t> IntegerIn(const YAML::Node& node, std::string_view field, int64_t min,
+                                    int64_t max) const {
+    ASSIGN_OR_RETURN(int64_t value, Integer(node, field));
+    if (value < min || value > max) {
+      return Error(field, StrCat("must be in ", min, "..", max, ", got ", value));
+    }
+    return value;
+  }
+
   absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view field) const {
     if (node.IsScalar()) {
       const std::string& text = node.Scalar();
@@ -117,8 +144,9 @@ absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& read
 }
 
 absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& reader,
-                                                          const YAML::Node& node) {
-  if (!node) return std::vector<InstanceGroup>{InstanceGroup{}};
+                                                          const YAML::Node& node,
+                                                          int default_count) {
+  if (!node) return std::vector<InstanceGroup>{InstanceGroup{.count = default_count}};
   if (!node.IsSequence() || node.size() == 0) {
     return reader.Error("instances", "must be a non-empty list of {count, device}");
   }
@@ -162,13 +190,103 @@ absl::StatusOr<std::map<std::string, std::string>> ParseParameters(const FieldRe
   return parameters;
 }
 
+absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& reader,
+                                                           const YAML::Node& node,
+                                                           int max_batch_size) {
+  DynamicBatchingConfig batching;
+  if (!node) return batching;
+  RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",
+                                   {"max_queue_delay_us", "preferred_batch_sizes",
+                                    "preserve_ordering", "auto_tune", "latency_slo_ms"}));
+  if (max_batch_size == 0) {
+    return reader.Error("dynamic_batching",
+                        "needs max_batch_size > 0 (a model without a batch dimension cannot "
+                        "batch)");
+  }
+  batching.enabled = true;
+  if (node["max_queue_delay_us"]) {
+    ASSIGN_OR_RETURN(batching.max_queue_delay_us,
+                     reader.IntegerIn(node["max_queue_delay_us"],
+                                      "dynamic_batching.max_queue_delay_us", 0, 60'000'000));
+  }
+  if (const YAML::Node sizes = node["preferred_batch_sizes"]) {
+    const std::string field = "dynamic_batching.preferred_batch_sizes";
+    if (!sizes.IsSequence()) return reader.Error(field, "must be a list of batch sizes");
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSIGN_OR_RETURN(int64_t size,
+                       reader.IntegerIn(sizes[i], StrCat(field, "[", i, "]"), 1, max_batch_size));
+      if (!batching.preferred_batch_sizes.empty() &&
+          size <= batching.preferred_batch_sizes.back()) {
+        return reader.Error(field, "must be increasing, without repeats");
+      }
+      batching.preferred_batch_sizes.push_back(static_cast<int>(size));
+    }
+  }
+  if (node["preserve_ordering"]) {
+    ASSIGN_OR_RETURN(batching.preserve_ordering,
+                     reader.Bool(node["preserve_ordering"], "dynamic_batching.preserve_ordering"));
+  }
+  if (node["auto_tune"]) {
+    ASSIGN_OR_RETURN(batching.auto_tune,
+                     reader.Bool(node["auto_tune"], "dynamic_batching.auto_tune"));
+  }
+  if (node["latency_slo_ms"]) {
+    ASSIGN_OR_RETURN(batching.latency_slo_ms,
+                     reader.Number(node["latency_slo_ms"], "dynamic_batching.latency_slo_ms"));
+    if (!(batching.latency_slo_ms > 0)) {
+      return reader.Error("dynamic_batching.latency_slo_ms", "must be positive");
+    }
+  }
+  return batching;
+}
+
+absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::Node& node) {
+  QueueConfig queue;
+  if (!node) return queue;
+  RETURN_IF_ERROR(reader.CheckKeys(node, "queue",
+                                   {"priority_levels", "default_priority_level", "max_queue_size",
+                                    "default_timeout_us", "timeout_status"}));
+  if (node["priority_levels"]) {
+    ASSIGN_OR_RETURN(int64_t levels,
+                     reader.IntegerIn(node["priority_levels"], "queue.priority_levels", 1, 16));
+    queue.priority_levels = static_cast<int>(levels);
+  }
+  if (node["default_priority_level"]) {
+    ASSIGN_OR_RETURN(int64_t level,
+                     reader.IntegerIn(node["default_priority_level"],
+                                      "queue.default_priority_level", 1, queue.priority_levels));
+    queue.default_priority_level = static_cast<int>(level);
+  }
+  if (node["max_queue_size"]) {
+    ASSIGN_OR_RETURN(queue.max_queue_size,
+                     reader.IntegerIn(node["max_queue_size"], "queue.max_queue_size", 0, 1 << 24));
+  }
+  if (node["default_timeout_us"]) {
+    ASSIGN_OR_RETURN(queue.default_timeout_us,
+                     reader.IntegerIn(node["default_timeout_us"], "queue.default_timeout_us", 0,
+                                      int64_t{3600} * 1'000'000));
+  }
+  if (node["timeout_status"]) {
+    ASSIGN_OR_RETURN(int64_t status,
+                     reader.Integer(node["timeout_status"], "queue.timeout_status"));
+    if (status != 504 && status != 429) {
+      return reader.Error("queue.timeout_status", StrCat("must be 504 or 429, got ", status));
+    }
+    queue.timeout_status = static_cast<int>(status);
+  }
+  return queue;
+}
+
 absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_view model_name,
-                                           const FieldReader& reader) {
+                                           const FieldReader& reader,
+                                           const ConfigDefaults& defaults) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
-  RETURN_IF_ERROR(reader.CheckKeys(
-      root, "", {"backend", "max_batch_size", "inputs", "outputs", "instances", "parameters"}));
+  RETURN_IF_ERROR(reader.CheckKeys(root, "",
+                                   {"backend", "max_batch_size", "inputs", "outputs", "instances",
+                                    "dynamic_batching", "queue", "parameters"}));
   ModelConfig config;
   config.name = std::string(model_name);
+  config.max_batch_size = defaults.max_batch_size;
   if (!root["backend"]) return reader.Error("backend", "is required (for example 'torch')");
   ASSIGN_OR_RETURN(config.backend, reader.String(root["backend"], "backend"));
   if (root["max_batch_size"]) {
@@ -183,7 +301,11 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
   }
   ASSIGN_OR_RETURN(config.inputs, ParseTensorSpecs(reader, root["inputs"], "inputs"));
   ASSIGN_OR_RETURN(config.outputs, ParseTensorSpecs(reader, root["outputs"], "outputs"));
-  ASSIGN_OR_RETURN(config.instances, ParseInstances(reader, root["instances"]));
+  ASSIGN_OR_RETURN(config.instances,
+                   ParseInstances(reader, root["instances"], defaults.instance_count));
+  ASSIGN_OR_RETURN(config.dynamic_batching,
+                   ParseDynamicBatching(reader, root["dynamic_batching"], config.max_batch_size));
+  ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"]));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
   return config;
 }
@@ -197,11 +319,26 @@ Shape ModelConfig::FullShape(const TensorSpec& spec) const {
   return shape;
 }
 
+Shape ModelConfig::ExampleShape(const TensorSpec& spec, int64_t batch) const {
+  Shape shape = FullShape(spec);
+  for (int64_t& dim : shape) {
+    if (dim == -1) dim = 1;
+  }
+  if (batched()) shape[0] = batch;
+  return shape;
+}
+
 const TensorSpec* ModelConfig::FindInput(std::string_view input_name) const {
   for (const TensorSpec& spec : inputs) {
     if (spec.name == input_name) return &spec;
   }
   return nullptr;
+}
+
+int ModelConfig::total_instances() const {
+  int total = 0;
+  for (const InstanceGroup& group : instances) total += group.count;
+  return total > 0 ? total : 1;
 }
 
 const TensorSpec* ModelConfig::FindOutput(std::string_view output_name) const {
@@ -212,13 +349,14 @@ const TensorSpec* ModelConfig::FindOutput(std::string_view output_name) const {
 }
 
 absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,
-                                             std::string_view model_name, std::string_view source) {
+                                             std::string_view model_name, std::string_view source,
+                                             const ConfigDefaults& defaults) {
   FieldReader reader(source);
   // yaml-cpp reports errors by throwing; this is the one place they are caught.
   try {
     const YAML::Node root = YAML::Load(std::string(yaml_text));
     if (!root || root.IsNull()) return reader.Error("(top level)", "the file is empty");
-    return ParseValidated(root, model_name, reader);
+    return ParseValidated(root, model_name, reader, defaults);
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(
         StrCat(source, ": line ", e.mark.line + 1, ": not valid YAML: ", e.msg));

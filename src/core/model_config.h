@@ -31,6 +31,41 @@ struct InstanceGroup {
   std::string device = "cpu";
 };
 
+// `dynamic_batching:` (present = enabled). Requests queued for the model are merged into
+// batches of up to max_batch_size rows.
+struct DynamicBatchingConfig {
+  bool enabled = false;
+  // How long the oldest queued request may wait for others to join its batch.
+  int64_t max_queue_delay_us = 0;
+  // Batch sizes the batcher aims for (dispatching as soon as the largest is reachable).
+  std::vector<int> preferred_batch_sizes;
+  // Answer requests in arrival order even when several instances finish out of order.
+  bool preserve_ordering = false;
+  // Measure throughput per batch size at load and pick the sizes (see BatchTuner).
+  bool auto_tune = false;
+  double latency_slo_ms = 100;
+};
+
+// `queue:` how requests wait: priorities, deadlines and a bound on the queue.
+struct QueueConfig {
+  int priority_levels = 1;
+  int default_priority_level = 0;  // 0: the lowest level (priority_levels)
+  int64_t max_queue_size = 0;      // 0: unbounded; else a full queue answers 429
+  int64_t default_timeout_us = 0;  // 0: no deadline unless the request sets one
+  int timeout_status = 504;        // what an expired request gets: 504 or 429
+
+  int default_priority() const {
+    return default_priority_level > 0 ? default_priority_level : priority_levels;
+  }
+};
+
+// Defaults for fields a config.yaml leaves out, from the environment (BATCH_SIZE,
+// MAX_WORKERS, as the seed deploys them); a config's own values always win.
+struct ConfigDefaults {
+  int max_batch_size = 0;
+  int instance_count = 1;
+};
+
 struct ModelConfig {
   std::string name;     // the model's folder name
   std::string backend;  // "torch"
@@ -40,6 +75,8 @@ struct ModelConfig {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<InstanceGroup> instances;
+  DynamicBatchingConfig dynamic_batching;
+  QueueConfig queue;
   // Backend-specific settings; each backend rejects keys it does not know.
   std::map<std::string, std::string> parameters;
 
@@ -47,15 +84,20 @@ struct ModelConfig {
 
   // The shape a client sees: -1 prepended for the batch dimension when the model batches.
   Shape FullShape(const TensorSpec& spec) const;
+  // A concrete shape for synthetic inputs (warm-up, tuning): `batch` rows, variable
+  // dimensions 1.
+  Shape ExampleShape(const TensorSpec& spec, int64_t batch) const;
 
   const TensorSpec* FindInput(std::string_view input_name) const;
   const TensorSpec* FindOutput(std::string_view output_name) const;
+  int total_instances() const;
 };
 
 // Parses and validates `yaml_text`. `model_name` is the folder name; `source` names the file
 // in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,
-                                             std::string_view model_name, std::string_view source);
+                                             std::string_view model_name, std::string_view source,
+                                             const ConfigDefaults& defaults = {});
 
 }  // namespace inferd
 

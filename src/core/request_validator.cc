@@ -51,6 +51,14 @@ absl::Status CheckShape(const ModelConfig& config, const TensorSpec& spec, const
 }
 
 absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& request) {
+  if (request.priority < 0 || request.priority > config.queue.priority_levels) {
+    return absl::InvalidArgumentError(
+        StrCat("priority ", request.priority, " is out of range: model '", config.name,
+               "' has priority levels 1 (highest) to ", config.queue.priority_levels));
+  }
+  if (request.timeout_us < 0) {
+    return absl::InvalidArgumentError(StrCat("timeout ", request.timeout_us, " us is negative"));
+  }
   std::vector<NamedTensor> ordered(config.inputs.size());
   std::vector<bool> seen(config.inputs.size(), false);
   for (NamedTensor& input : request.inputs) {

@@ -8,22 +8,29 @@
 namespace inferd {
 namespace {
 
-int TotalInstances(const ModelConfig& config) {
-  int total = 0;
-  for (const InstanceGroup& group : config.instances) total += group.count;
-  return total > 0 ? total : 1;
+SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version,
+                                      BatchPolicy policy) {
+  SchedulerOptions options;
+  options.label = StrCat(config.name, ":", version);
+  options.instance_count = config.total_instances();
+  options.batch_policy = std::move(policy);
+  options.queue = config.queue;
+  options.preserve_ordering = config.dynamic_batching.preserve_ordering;
+  return options;
 }
 
 }  // namespace
 
 ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version,
-                         std::string_view platform, std::unique_ptr<BackendModel> model)
+                         std::string_view platform, std::unique_ptr<BackendModel> model,
+                         BatchPolicy policy, std::optional<BatchTuning> tuning)
     : config_(std::move(config)),
       version_(version),
       platform_(platform),
       model_(std::move(model)),
-      scheduler_(StrCat(config_->name, ":", version_), config_.get(), model_.get(),
-                 TotalInstances(*config_)) {}
+      tuning_(std::move(tuning)),
+      scheduler_(MakeSchedulerOptions(*config_, version_, std::move(policy)), config_.get(),
+                 model_.get(), &stats_) {}
 
 ServedModel::~ServedModel() { scheduler_.Stop(); }
 

@@ -1,27 +1,35 @@
-// One loaded, ready version of a model: its config, its engine state and its scheduler.
+// One loaded, ready version of a model: its config, its engine state, its scheduler and its
+// statistics.
 //
 // Requests reach it through a ModelHandle (a shared_ptr), which keeps the version alive for
 // the whole request even if the manager stops serving it meanwhile.
-// Thread-safety: immutable after construction; Enqueue is thread-safe.
+// Thread-safety: immutable after construction; Infer and the accessors are thread-safe.
 #ifndef INFERD_CORE_SERVED_MODEL_H_
 #define INFERD_CORE_SERVED_MODEL_H_
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/backend.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
+#include "core/scheduling/batch_planner.h"
+#include "core/scheduling/batch_tuner.h"
+#include "core/scheduling/model_stats.h"
 #include "core/scheduling/scheduler.h"
 
 namespace inferd {
 
 class ServedModel {
  public:
+  // `tuning` is the auto-tuning table when the model asked for it; `policy` already
+  // reflects it.
   ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
-              std::unique_ptr<BackendModel> model);
+              std::unique_ptr<BackendModel> model, BatchPolicy policy,
+              std::optional<BatchTuning> tuning);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
 
@@ -29,6 +37,10 @@ class ServedModel {
   const std::string& name() const { return config_->name; }
   int64_t version() const { return version_; }
   const std::string& platform() const { return platform_; }
+  const ModelStats& stats() const { return stats_; }
+  const BatchPolicy& batch_policy() const { return scheduler_.batch_policy(); }
+  const std::optional<BatchTuning>& tuning() const { return tuning_; }
+  size_t queue_depth() const { return scheduler_.queue_depth(); }
 
   // Validates `request` against the config and queues it. Every outcome, errors included,
   // is delivered through request->on_complete.
@@ -42,7 +54,9 @@ class ServedModel {
   const int64_t version_;
   const std::string platform_;
   const std::unique_ptr<BackendModel> model_;
-  Scheduler scheduler_;  // declared last: destroyed (stopped) before model_
+  const std::optional<BatchTuning> tuning_;
+  ModelStats stats_;
+  Scheduler scheduler_;  // declared last: destroyed (stopped) before everything it uses
 };
 
 using ModelHandle = std::shared_ptr<ServedModel>;

@@ -52,11 +52,13 @@ int Run(const ServerOptions& options) {
   spdlog::info("inferd {} starting; model repository {}", kInferdVersion, options.model_repository);
   auto torch = std::make_unique<TorchBackend>(
       TorchBackendOptions{.intra_op_threads = options.intra_op_threads});
-  const int intra_op_threads = torch->intra_op_threads();
+  const TorchBackend* torch_backend = torch.get();
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::move(torch));
 
-  ModelManager models(options.model_repository, std::move(backends));
+  ModelManager models(options.model_repository, std::move(backends),
+                      ConfigDefaults{.max_batch_size = options.default_max_batch_size,
+                                     .instance_count = options.default_instances});
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
     return 1;
@@ -81,7 +83,7 @@ int Run(const ServerOptions& options) {
     return 1;
   }
   spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))", options.host,
-               server.port(), http.io_threads, intra_op_threads);
+               server.port(), http.io_threads, torch_backend->intra_op_threads());
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);

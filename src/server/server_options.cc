@@ -49,6 +49,16 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_SHUTDOWN_TIMEOUT")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();
+  app.add_option("--default-max-batch-size", options.default_max_batch_size,
+                 "max_batch_size for configs that do not set it (0: no batch dimension)")
+      ->envname("BATCH_SIZE")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--default-instances", options.default_instances,
+                 "Execution instances for configs without `instances`")
+      ->envname("MAX_WORKERS")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

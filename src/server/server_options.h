@@ -19,6 +19,9 @@ struct ServerOptions {
   std::string log_level = "info";
   int intra_op_threads = 0;  // 0: one per available core
   int shutdown_timeout_s = 30;
+  // Defaults for configs that leave these out (the seed's BATCH_SIZE and MAX_WORKERS).
+  int default_max_batch_size = 0;
+  int default_instances = 1;
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

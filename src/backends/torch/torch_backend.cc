@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -178,9 +179,17 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
 
 }  // namespace
 
-TorchBackend::TorchBackend(TorchBackendOptions options) {
-  const int threads = options.intra_op_threads > 0 ? options.intra_op_threads : CoresAvailable();
-  at::set_num_threads(threads);
+TorchBackend::TorchBackend(TorchBackendOptions options) : options_(options) {
+  at::set_num_threads(options_.intra_op_threads > 0 ? options_.intra_op_threads : CoresAvailable());
+}
+
+void TorchBackend::Prepare(const std::vector<const ModelConfig*>& configs) {
+  if (options_.intra_op_threads > 0) return;
+  int max_instances = 1;
+  for (const ModelConfig* config : configs) {
+    max_instances = std::max(max_instances, config->total_instances());
+  }
+  at::set_num_threads(std::max(1, CoresAvailable() / max_instances));
 }
 
 int TorchBackend::intra_op_threads() const { return at::get_num_threads(); }

@@ -14,9 +14,10 @@
 namespace inferd {
 
 struct TorchBackendOptions {
-  // Threads one forward pass may use (LibTorch's intra-op pool, process-wide). 0 picks the
-  // number of cores this process may run on. LibTorch defaulted to 1 here, which leaves
-  // cores idle on large models.
+  // Threads one forward pass may use (LibTorch's intra-op pool, process-wide). 0: the cores
+  // this process may run on, divided by the largest instance count of any model, so that the
+  // instances of one model running at once never oversubscribe the cores. LibTorch defaulted
+  // to 1 here, which leaves cores idle on large models.
   int intra_op_threads = 0;
 };
 
@@ -33,10 +34,14 @@ class TorchBackend : public Backend {
   std::string_view platform() const override { return "pytorch_libtorch"; }
   std::string_view model_filename() const override { return "model.pt"; }
 
+  void Prepare(const std::vector<const ModelConfig*>& configs) override;
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override;
 
   // The intra-op thread count in force, for the startup summary.
   int intra_op_threads() const;
+
+ private:
+  const TorchBackendOptions options_;
 };
 
 }  // namespace inferd

@@ -4,19 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/scheduling/batch_tuner.h"
 
 namespace inferd {
 namespace {
-
-Shape WarmUpShape(const ModelConfig& config, const TensorSpec& spec) {
-  Shape shape = config.FullShape(spec);
-  for (int64_t& dim : shape) {
-    if (dim == -1) dim = 1;
-  }
-  return shape;
-}
 
 bool ShapeMatches(const Shape& declared, const Shape& actual) {
   if (declared.size() != actual.size()) return false;
@@ -31,7 +25,7 @@ bool ShapeMatches(const Shape& declared, const Shape& actual) {
 absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& model) {
   std::vector<Tensor> inputs;
   for (const TensorSpec& spec : config.inputs) {
-    ASSIGN_OR_RETURN(Tensor input, Tensor::Allocate(spec.datatype, WarmUpShape(config, spec)));
+    ASSIGN_OR_RETURN(Tensor input, Tensor::Allocate(spec.datatype, config.ExampleShape(spec, 1)));
     inputs.push_back(std::move(input));
   }
   absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
@@ -81,8 +75,22 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
                                             : request.version_dir;
     return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
   }
+  BatchPolicy policy = PolicyFromConfig(*config);
+  std::optional<BatchTuning> tuning;
+  if (config->dynamic_batching.auto_tune) {
+    absl::StatusOr<BatchTuning> tuned = TuneBatchSize(*config, *model, *RealTime());
+    if (!tuned.ok()) {
+      return absl::Status(tuned.status().code(),
+                          StrCat(request.version_dir.string(),
+                                 ": batch size tuning failed: ", tuned.status().message()));
+    }
+    LogInfo(StrCat("model ", config->name, ": batch sizes measured (SLO ", tuned->latency_slo_ms,
+                   " ms):\n", DescribeTuning(*tuned)));
+    policy = ApplyTuning(std::move(policy), *tuned);
+    tuning = *std::move(tuned);
+  }
   return std::make_unique<ServedModel>(std::move(config), version, backend.platform(),
-                                       std::move(model));
+                                       std::move(model), std::move(policy), std::move(tuning));
 }
 
 }  // namespace inferd

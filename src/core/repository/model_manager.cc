@@ -39,9 +39,10 @@ std::string_view ModelStateName(ModelState state) {
 }
 
 ModelManager::ModelManager(std::filesystem::path repository,
-                           std::vector<std::unique_ptr<Backend>> backends)
+                           std::vector<std::unique_ptr<Backend>> backends, ConfigDefaults defaults)
     : repository_(std::move(repository)),
       backends_(std::move(backends)),
+      defaults_(defaults),
       serving_(std::make_shared<const ServingMap>()) {}
 
 ModelManager::~ModelManager() { StopAll(); }
@@ -71,11 +72,25 @@ absl::Status ModelManager::LoadAll() {
   }
   std::sort(model_dirs.begin(), model_dirs.end());
 
+  // All configs first: backends size process-wide resources (thread pools) to every model
+  // before the first one loads.
+  std::vector<ParsedModel> parsed;
+  for (const auto& model_dir : model_dirs) parsed.push_back(ParseModel(model_dir));
+  for (const auto& backend : backends_) {
+    std::vector<const ModelConfig*> configs;
+    for (const ParsedModel& model : parsed) {
+      if (model.config.ok() && model.config->backend == backend->name()) {
+        configs.push_back(&*model.config);
+      }
+    }
+    backend->Prepare(configs);
+  }
+
   auto serving = std::make_shared<ServingMap>();
   std::vector<ModelStatus> index;
-  for (const auto& model_dir : model_dirs) {
+  for (ParsedModel& model : parsed) {
     ModelHandle served;
-    ModelStatus status = LoadModel(model_dir, &served);
+    ModelStatus status = LoadModel(std::move(model), &served);
     if (served) (*serving)[status.name][served->version()] = std::move(served);
     index.push_back(std::move(status));
   }
@@ -85,7 +100,16 @@ absl::Status ModelManager::LoadAll() {
   return absl::OkStatus();
 }
 
-ModelStatus ModelManager::LoadModel(const std::filesystem::path& model_dir, ModelHandle* served) {
+ModelManager::ParsedModel ModelManager::ParseModel(const std::filesystem::path& model_dir) const {
+  const std::filesystem::path config_path = model_dir / "config.yaml";
+  absl::StatusOr<std::string> text = ReadFile(config_path);
+  if (!text.ok()) return {model_dir, text.status()};
+  return {model_dir,
+          ParseModelConfig(*text, model_dir.filename().string(), config_path.string(), defaults_)};
+}
+
+ModelStatus ModelManager::LoadModel(ParsedModel parsed, ModelHandle* served) {
+  const std::filesystem::path& model_dir = parsed.dir;
   ModelStatus status;
   status.name = model_dir.filename().string();
   auto fail = [&](const absl::Status& why) {
@@ -96,9 +120,7 @@ ModelStatus ModelManager::LoadModel(const std::filesystem::path& model_dir, Mode
   };
 
   const std::filesystem::path config_path = model_dir / "config.yaml";
-  absl::StatusOr<std::string> text = ReadFile(config_path);
-  if (!text.ok()) return fail(text.status());
-  absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, status.name, config_path.string());
+  absl::StatusOr<ModelConfig>& config = parsed.config;
   if (!config.ok()) return fail(config.status());
 
   Backend* backend = FindBackend(config->backend);
@@ -166,6 +188,15 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
 std::vector<ModelStatus> ModelManager::Index() const {
   absl::MutexLock lock(&mu_);
   return index_;
+}
+
+std::vector<ModelHandle> ModelManager::ReadyModels() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ModelHandle> models;
+  for (const auto& [name, versions] : *serving_) {
+    for (const auto& [version, handle] : versions) models.push_back(handle);
+  }
+  return models;
 }
 
 std::vector<std::string> ModelManager::ReadyModelNames() const {

@@ -43,7 +43,8 @@ struct ModelStatus {
 class ModelManager {
  public:
   // `backends` are the engines this build has, looked up by config.yaml's `backend`.
-  ModelManager(std::filesystem::path repository, std::vector<std::unique_ptr<Backend>> backends);
+  ModelManager(std::filesystem::path repository, std::vector<std::unique_ptr<Backend>> backends,
+               ConfigDefaults defaults = {});
   ~ModelManager();
 
   // Scans the repository and loads every model in it. Fails only when the repository
@@ -58,6 +59,9 @@ class ModelManager {
   // Every model found in the repository with its state, sorted by name.
   std::vector<ModelStatus> Index() const;
 
+  // Every ready version, sorted by name then version.
+  std::vector<ModelHandle> ReadyModels() const;
+
   // Names of the models that have a ready version, sorted.
   std::vector<std::string> ReadyModelNames() const;
 
@@ -67,12 +71,19 @@ class ModelManager {
  private:
   using ServingMap = std::map<std::string, std::map<int64_t, ModelHandle>, std::less<>>;
 
-  // Loads one model folder; returns its status row and, when ready, the served version.
-  ModelStatus LoadModel(const std::filesystem::path& model_dir, ModelHandle* served);
+  // A model folder whose config.yaml has been read: the config, or why it is unusable.
+  struct ParsedModel {
+    std::filesystem::path dir;
+    absl::StatusOr<ModelConfig> config;
+  };
+  ParsedModel ParseModel(const std::filesystem::path& model_dir) const;
+  // Loads one parsed model; returns its status row and, when ready, the served version.
+  ModelStatus LoadModel(ParsedModel parsed, ModelHandle* served);
   Backend* FindBackend(std::string_view name) const;
 
   const std::filesystem::path repository_;
   const std::vector<std::unique_ptr<Backend>> backends_;
+  const ConfigDefaults defaults_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const ServingMap> serving_ ABSL_GUARDED_BY(mu_);

@@ -1,20 +1,42 @@
 #include "core/scheduling/scheduler.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <pthread.h>
 
 #include "common/strings.h"
+#include "core/scheduling/batch_assembly.h"
 
 namespace inferd {
+namespace {
 
-Scheduler::Scheduler(std::string model_label, const ModelConfig* config, BackendModel* model,
-                     int instance_count)
-    : model_label_(std::move(model_label)), config_(config), model_(model) {
-  for (int i = 0; i < instance_count; ++i) {
+absl::Status TimeoutStatus(const QueueConfig& queue, const std::string& label,
+                           const PendingRequest& pending) {
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::microseconds>(*pending.deadline - pending.enqueued);
+  std::string message = StrCat("the request waited in the queue of model '", label,
+                               "' past its timeout of ", waited.count(), " us");
+  if (queue.timeout_status == 429) {
+    return absl::ResourceExhaustedError(StrCat(message, "; the model is overloaded, retry later"));
+  }
+  return absl::DeadlineExceededError(std::move(message));
+}
+
+}  // namespace
+
+Scheduler::Scheduler(SchedulerOptions options, const ModelConfig* config, BackendModel* model,
+                     ModelStats* stats)
+    : options_(std::move(options)),
+      config_(config),
+      model_(model),
+      stats_(stats),
+      queue_(options_.queue.priority_levels,
+             static_cast<size_t>(std::max<int64_t>(0, options_.queue.max_queue_size))) {
+  for (int i = 0; i < options_.instance_count; ++i) {
     instances_.emplace_back([this, i] {
       // Named threads make `top -H` and debuggers readable: "mlp_scorer:1#0".
-      const std::string name = StrCat(model_label_, "#", i).substr(0, 15);
+      const std::string name = StrCat(options_.label, "#", i).substr(0, 15);
       pthread_setname_np(pthread_self(), name.c_str());
       RunInstance();
     });
@@ -24,80 +46,168 @@ Scheduler::Scheduler(std::string model_label, const ModelConfig* config, Backend
 Scheduler::~Scheduler() { Stop(); }
 
 void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
+  absl::Status refused;
   {
-    absl::MutexLock lock(&mu_);
-    if (!stopping_) {
-      queue_.push_back(std::move(request));
-      return;
+    MutexLock lock(&mu_);
+    if (stopping_) {
+      refused = absl::UnavailableError(StrCat("model '", options_.label, "' is shutting down"));
+    } else if (queue_.full()) {
+      refused = absl::ResourceExhaustedError(
+          StrCat("the queue of model '", options_.label, "' is full (max_queue_size ",
+                 options_.queue.max_queue_size, "); retry later"));
+    } else {
+      PendingRequest pending;
+      pending.enqueued = options_.time->Now();
+      pending.rows = config_->batched() ? request->inputs.front().tensor.shape()[0] : 1;
+      pending.priority =
+          request->priority > 0 ? request->priority : options_.queue.default_priority();
+      const int64_t timeout_us =
+          request->timeout_us > 0 ? request->timeout_us : options_.queue.default_timeout_us;
+      if (timeout_us > 0)
+        pending.deadline = pending.enqueued + std::chrono::microseconds(timeout_us);
+      pending.sequence = next_sequence_++;
+      pending.request = std::move(request);
+      queue_.Push(std::move(pending));
+      ++queue_version_;
     }
   }
-  request->on_complete(InferResponse{
-      absl::UnavailableError(StrCat("model '", model_label_, "' is shutting down")), {}});
+  if (refused.ok()) {
+    work_changed_.NotifyAll();
+    return;
+  }
+  stats_->RecordFailure(Duration::zero());
+  request->on_complete(InferResponse{std::move(refused), {}});
 }
 
 void Scheduler::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
+    ++queue_version_;
   }
+  work_changed_.NotifyAll();
   for (std::thread& instance : instances_) {
     if (instance.joinable()) instance.join();
   }
 }
 
 size_t Scheduler::queue_depth() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 
 void Scheduler::RunInstance() {
-  for (;;) {
-    std::unique_ptr<InferRequest> request;
-    {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](Scheduler* s)
-               ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) { return s->stopping_ || !s->queue_.empty(); },
-          this));
-      // Stopping still drains the queue: every accepted request gets its answer.
-      if (queue_.empty()) return;
-      request = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    Execute(*request);
+  std::vector<PendingRequest> batch;
+  std::vector<PendingRequest> expired;
+  while (NextWork(&batch, &expired)) {
+    if (!expired.empty()) Expire(std::move(expired));
+    if (!batch.empty()) Execute(std::move(batch));
+    batch.clear();
+    expired.clear();
   }
 }
 
-void Scheduler::Execute(InferRequest& request) {
-  std::vector<Tensor> inputs;
-  inputs.reserve(request.inputs.size());
-  for (const NamedTensor& input : request.inputs) inputs.push_back(input.tensor);
+bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired) {
+  MutexLock lock(&mu_);
+  for (;;) {
+    const TimePoint now = options_.time->Now();
+    queue_.TakeExpired(now, expired);
+    // Stopping: run what is queued at once instead of waiting for batches to fill.
+    BatchPolicy policy = options_.batch_policy;
+    if (stopping_) policy.max_queue_delay = Duration::zero();
+    BatchPlan plan = PlanBatch(queue_, policy, now);
+    if (!plan.positions.empty()) *batch = queue_.Take(plan.positions);
+    if (!batch->empty() || !expired->empty()) return true;
+    if (stopping_ && queue_.empty()) return false;
 
-  absl::StatusOr<std::vector<Tensor>> outputs = model_->Execute(inputs);
-  // The inputs may be views over the request body; release them before answering.
-  inputs.clear();
-  request.inputs.clear();
-
-  InferResponse response;
-  if (!outputs.ok()) {
-    response.status = outputs.status();
-  } else if (outputs->size() != config_->outputs.size()) {
-    // Backends promise one tensor per config output; a broken promise must not crash here.
-    response.status =
-        absl::InternalError(StrCat("model '", model_label_, "' returned ", outputs->size(),
-                                   " outputs, config declares ", config_->outputs.size()));
-  } else if (request.requested_outputs.empty()) {
-    for (size_t i = 0; i < config_->outputs.size(); ++i) {
-      response.outputs.push_back({config_->outputs[i].name, std::move((*outputs)[i])});
+    std::optional<TimePoint> wake = plan.decide_again_at;
+    if (std::optional<TimePoint> deadline = queue_.EarliestDeadline()) {
+      wake = wake ? std::min(*wake, *deadline) : *deadline;
     }
-  } else {
-    for (const std::string& name : request.requested_outputs) {
-      for (size_t i = 0; i < config_->outputs.size(); ++i) {
-        if (config_->outputs[i].name == name) response.outputs.push_back({name, (*outputs)[i]});
-      }
+    const uint64_t seen = queue_version_;
+    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_version_ != seen; };
+    if (wake) {
+      // Deadlines are in the injected time source's terms; wait the same span in real time.
+      work_changed_.WaitUntil(&mu_, Clock::now() + (*wake - now), changed);
+    } else {
+      work_changed_.Wait(&mu_, changed);
     }
   }
-  request.on_complete(std::move(response));
+}
+
+void Scheduler::Expire(std::vector<PendingRequest> expired) {
+  const TimePoint now = options_.time->Now();
+  for (PendingRequest& pending : expired) {
+    stats_->RecordFailure(now - pending.enqueued);
+    InferResponse response{TimeoutStatus(options_.queue, options_.label, pending), {}};
+    Deliver(pending.sequence, {std::move(pending.request), std::move(response)});
+  }
+}
+
+void Scheduler::Execute(std::vector<PendingRequest> batch) {
+  const TimeSource& time = *options_.time;
+  const TimePoint start = time.Now();
+  int64_t rows = 0;
+  for (const PendingRequest& pending : batch) rows += pending.rows;
+
+  BatchTimes times;
+  absl::StatusOr<std::vector<Tensor>> inputs = GatherInputs(batch);
+  const TimePoint gathered = time.Now();
+  times.compute_input = gathered - start;
+  absl::StatusOr<std::vector<Tensor>> outputs =
+      inputs.ok() ? model_->Execute(*inputs) : inputs.status();
+  inputs = absl::CancelledError();  // release the merged inputs before answering
+  const TimePoint executed = time.Now();
+  times.compute_infer = executed - gathered;
+  if (outputs.ok() && outputs->size() != config_->outputs.size()) {
+    // Backends promise one tensor per config output; a broken promise must not crash here.
+    outputs = absl::InternalError(StrCat("model '", options_.label, "' returned ", outputs->size(),
+                                         " outputs, config declares ", config_->outputs.size()));
+  }
+  absl::StatusOr<std::vector<std::vector<Tensor>>> per_request =
+      outputs.ok() ? ScatterOutputs(*outputs, batch) : outputs.status();
+  const TimePoint scattered = time.Now();
+  times.compute_output = scattered - executed;
+  if (per_request.ok()) stats_->RecordExecution(rows, times);
+
+  for (size_t r = 0; r < batch.size(); ++r) {
+    PendingRequest& pending = batch[r];
+    InferRequest& request = *pending.request;
+    request.inputs.clear();  // inputs may be views over the request body
+    InferResponse response;
+    if (!per_request.ok()) {
+      response.status = per_request.status();
+      stats_->RecordFailure(scattered - pending.enqueued);
+    } else {
+      std::vector<Tensor>& mine = (*per_request)[r];
+      for (size_t i = 0; i < config_->outputs.size(); ++i) {
+        const std::string& name = config_->outputs[i].name;
+        const bool wanted =
+            request.requested_outputs.empty() ||
+            std::find(request.requested_outputs.begin(), request.requested_outputs.end(), name) !=
+                request.requested_outputs.end();
+        if (wanted) response.outputs.push_back({name, std::move(mine[i])});
+      }
+      stats_->RecordSuccess(start - pending.enqueued, times, scattered - pending.enqueued);
+    }
+    Deliver(pending.sequence, {std::move(pending.request), std::move(response)});
+  }
+}
+
+void Scheduler::Deliver(uint64_t sequence, Completion completion) {
+  if (!options_.preserve_ordering) {
+    completion.request->on_complete(std::move(completion.response));
+    return;
+  }
+  // Completions only post to an I/O thread, so calling them under the lock is cheap, and it
+  // keeps two instances from delivering their ready runs interleaved.
+  MutexLock lock(&order_mu_);
+  waiting_.emplace(sequence, std::move(completion));
+  for (auto it = waiting_.begin(); it != waiting_.end() && it->first == next_to_deliver_;
+       it = waiting_.erase(it)) {
+    it->second.request->on_complete(std::move(it->second.response));
+    ++next_to_deliver_;
+  }
 }
 
 }  // namespace inferd

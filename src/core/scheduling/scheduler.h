@@ -1,60 +1,96 @@
-// A model's request queue and the execution instances that drain it.
+// A model version's queue, batcher and execution instances.
 //
-// Enqueue only takes a mutex and never waits on a model, so I/O threads can call it. Each
-// execution instance is a thread that takes the oldest request, runs it on the shared
-// BackendModel and completes it. (Dynamic batching builds on this queue; see issue 3.)
+// Enqueue only takes a mutex and never waits on a model, so I/O threads call it directly.
+// Each execution instance is a thread: it plans a batch from the queue (BatchPlanner), runs
+// it on the shared BackendModel and answers every request in it. Requests whose deadline
+// passes while queued are answered with the configured timeout status and never executed;
+// a full queue refuses new requests at once.
 //
-// Thread-safety: all public methods are safe to call from any thread.
-// Ownership: the scheduler owns queued requests; `model` and `config` must outlive it.
+// Thread-safety: all public methods are thread-safe.
+// Ownership: the scheduler owns queued requests; `model`, `config` and `stats` must outlive
+// it.
 #ifndef INFERD_CORE_SCHEDULING_SCHEDULER_H_
 #define INFERD_CORE_SCHEDULING_SCHEDULER_H_
 
-#include <deque>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/mutex.h"
 #include "core/backend.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
+#include "core/scheduling/batch_planner.h"
+#include "core/scheduling/model_stats.h"
+#include "core/scheduling/request_queue.h"
 
 namespace inferd {
 
+struct SchedulerOptions {
+  std::string label;  // "mlp_scorer:1", for thread names and messages
+  int instance_count = 1;
+  BatchPolicy batch_policy;
+  QueueConfig queue;
+  bool preserve_ordering = false;
+  const TimeSource* time = RealTime();
+};
+
 class Scheduler {
  public:
-  // Starts `instance_count` execution threads named after `model_label` ("mlp_scorer:1").
-  Scheduler(std::string model_label, const ModelConfig* config, BackendModel* model,
-            int instance_count);
+  Scheduler(SchedulerOptions options, const ModelConfig* config, BackendModel* model,
+            ModelStats* stats);
   // Stops and joins; see Stop().
   ~Scheduler();
 
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Queues a validated request. On error the request is completed here, on the caller's
-  // thread, with that error (Unavailable once Stop has begun).
+  // Queues a validated request. When it is refused (full queue: ResourceExhausted; stopping:
+  // Unavailable) it is completed here, on the caller's thread.
   void Enqueue(std::unique_ptr<InferRequest> request);
 
-  // Refuses new requests, lets the instances finish every queued one, then joins them.
+  // Refuses new requests, runs every queued one without waiting for batches to fill, then
+  // joins the instances.
   void Stop();
 
   size_t queue_depth() const;
+  const BatchPolicy& batch_policy() const { return options_.batch_policy; }
 
  private:
-  void RunInstance();
-  void Execute(InferRequest& request);
+  struct Completion {
+    std::unique_ptr<InferRequest> request;
+    InferResponse response;
+  };
 
-  const std::string model_label_;
+  void RunInstance();
+  // Waits for work; returns false when stopped with nothing left to do.
+  bool NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired);
+  void Execute(std::vector<PendingRequest> batch);
+  void Expire(std::vector<PendingRequest> expired);
+  // Answers a request that went through the queue, in arrival order if so configured.
+  void Deliver(uint64_t sequence, Completion completion);
+
+  const SchedulerOptions options_;
   const ModelConfig* const config_;
   BackendModel* const model_;
+  ModelStats* const stats_;
 
-  mutable absl::Mutex mu_;
-  std::deque<std::unique_ptr<InferRequest>> queue_ ABSL_GUARDED_BY(mu_);
+  mutable Mutex mu_;
+  CondVar work_changed_;
+  RequestQueue queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t queue_version_ ABSL_GUARDED_BY(mu_) = 0;  // bumped on every arrival and on Stop
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  // preserve_ordering: answers wait here until every earlier request is answered.
+  Mutex order_mu_;
+  uint64_t next_to_deliver_ ABSL_GUARDED_BY(order_mu_) = 0;
+  std::map<uint64_t, Completion> waiting_ ABSL_GUARDED_BY(order_mu_);
 
   std::vector<std::thread> instances_;
 };

@@ -1,8 +1,24 @@
 #include "frontends/http/handler_context.h"
 
+#include <charconv>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace inferd {
+
+absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request) {
+  const std::string_view timeout = view.Header(kTimeoutHeader);
+  if (timeout.empty() || request.timeout_us > 0) return absl::OkStatus();
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(timeout.data(), timeout.data() + timeout.size(), value);
+  if (ec != std::errc() || end != timeout.data() + timeout.size() || value < 0) {
+    return absl::InvalidArgumentError(StrCat("header ", kTimeoutHeader, ": '", timeout,
+                                             "' is not a non-negative integer (microseconds)"));
+  }
+  request.timeout_us = value;
+  return absl::OkStatus();
+}
 
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode) {

@@ -25,6 +25,10 @@ struct HandlerContext {
 // Turns a successful InferResponse into the protocol's reply body.
 using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
 
+// Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
+// `request`; a request parameter, if given, wins. InvalidArgument for a malformed value.
+absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
+
 // Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
 // the connection's I/O thread (never on the execution thread); an error status becomes an
 // {"error"} reply.

@@ -133,6 +133,11 @@ void HttpSession::OnBody(beast::error_code ec) {
   view.query =
       question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
   view.body = &request.body();
+  for (const auto& field : request) {
+    view.headers.emplace_back(
+        std::string_view(field.name_string().data(), field.name_string().size()),
+        std::string_view(field.value().data(), field.value().size()));
+  }
   shared_->router->Dispatch(view, std::make_shared<SessionResponder>(shared_from_this()));
 }
 

@@ -1,9 +1,25 @@
 #include "frontends/http/http_types.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 namespace inferd {
+
+std::string_view HttpRequestView::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key.size() == name.size() &&
+        std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return value;
+    }
+  }
+  return {};
+}
 
 unsigned HttpStatusFor(absl::StatusCode code) {
   switch (code) {
@@ -42,8 +58,13 @@ HttpReply ErrorReply(unsigned http_status, std::string_view message) {
 }
 
 HttpReply ErrorReply(const absl::Status& status) {
-  return ErrorReply(HttpStatusFor(status.code()),
-                    std::string_view(status.message().data(), status.message().size()));
+  HttpReply reply = ErrorReply(HttpStatusFor(status.code()),
+                               std::string_view(status.message().data(), status.message().size()));
+  // 429 means "overloaded, come back": say when, so well-behaved clients back off.
+  if (status.code() == absl::StatusCode::kResourceExhausted) {
+    reply.headers.emplace_back("Retry-After", "1");
+  }
+  return reply;
 }
 
 }  // namespace inferd

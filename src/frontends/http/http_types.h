@@ -22,7 +22,16 @@ struct HttpRequestView {
   std::string_view query;  // "model=m" (without '?')
   // The body, owned by the connection. Mutable so the JSON parser can pad it in place.
   std::string* body = nullptr;
+  // Request headers, views into the connection's buffers.
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+
+  // The value of header `name` (case-insensitive), empty when absent.
+  std::string_view Header(std::string_view name) const;
 };
+
+// The request header that bounds a request's time in the queue, in microseconds (the same
+// as the `timeout` request parameter).
+inline constexpr std::string_view kTimeoutHeader = "Inference-Timeout-Us";
 
 struct HttpReply {
   unsigned status = 200;

@@ -1,5 +1,7 @@
 #include "frontends/http/kserve_codec.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -53,6 +55,35 @@ absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max
   return NamedTensor{std::string(name), std::move(tensor)};
 }
 
+// A non-negative integer request parameter, if present.
+absl::StatusOr<std::optional<int64_t>> IntegerParameter(object parameters, std::string_view name,
+                                                        std::string_view meaning) {
+  element value;
+  if (parameters[name].get(value)) return std::nullopt;
+  int64_t number;
+  if (value.get(number) || number < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("parameter '", name, "' must be a non-negative integer (", meaning, ")"));
+  }
+  return number;
+}
+
+// Request parameters the scheduler understands: "priority" (1 = highest) and "timeout"
+// (microseconds in the queue). Others are ignored, as the protocol allows.
+absl::Status DecodeParameters(object request, InferRequest& decoded) {
+  element value;
+  if (request["parameters"].get(value)) return absl::OkStatus();
+  object parameters;
+  if (value.get(parameters)) return absl::InvalidArgumentError("'parameters' must be an object");
+  ASSIGN_OR_RETURN(std::optional<int64_t> priority,
+                   IntegerParameter(parameters, "priority", "1 = highest"));
+  if (priority) decoded.priority = static_cast<int>(std::min<int64_t>(*priority, 1 << 20));
+  ASSIGN_OR_RETURN(std::optional<int64_t> timeout,
+                   IntegerParameter(parameters, "timeout", "microseconds"));
+  if (timeout) decoded.timeout_us = *timeout;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body) {
@@ -68,6 +99,7 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
     if (id.get(text)) return absl::InvalidArgumentError("'id' must be a string");
     decoded->id = std::string(text);
   }
+  RETURN_IF_ERROR(DecodeParameters(request, *decoded));
   ASSIGN_OR_RETURN(simdjson::dom::array inputs, GetArray(request, "inputs", "the request"));
   if (inputs.size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
   const auto max_elements = static_cast<int64_t>(body.size());

@@ -139,6 +139,9 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+  if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
+    return responder->Send(ErrorReply(headers));
+  }
 
   std::string id = (*decoded)->id;
   ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(),

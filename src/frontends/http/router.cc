@@ -7,6 +7,7 @@
 #include "core/repository/version_dirs.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/seed_predict_handler.h"
+#include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
 
 namespace inferd {
@@ -87,12 +88,18 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
   if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "index") {
     return responder->Send(post ? HandleRepositoryIndex(ctx) : MethodNotAllowed("POST"));
   }
+  if (segments.size() == 3 && segments[1] == "models" && segments[2] == "stats") {
+    return responder->Send(get ? HandleModelStats(ctx, std::nullopt) : MethodNotAllowed("GET"));
+  }
   if (segments.size() >= 3 && segments[1] == "models") {
     Segments tail;
     absl::StatusOr<ModelRef> ref = ParseModelRef(segments, 2, &tail);
     if (!ref.ok()) return responder->Send(ErrorReply(ref.status()));
     if (tail.empty()) {
       return responder->Send(get ? HandleModelMetadata(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "stats") {
+      return responder->Send(get ? HandleModelStats(ctx, *ref) : MethodNotAllowed("GET"));
     }
     if (tail.size() == 1 && tail[0] == "ready") {
       return responder->Send(get ? HandleModelReady(ctx, *ref) : MethodNotAllowed("GET"));

@@ -117,7 +117,7 @@ class RouterTest : public ::testing::Test {
   HttpReply Call(HttpMethod method, std::string_view path, std::string_view query = "",
                  std::string body = "") {
     auto responder = std::make_shared<RecordingResponder>();
-    HttpRequestView request{method, path, query, &body};
+    HttpRequestView request{method, path, query, &body, {}};
     router_->Dispatch(request, responder);
     EXPECT_TRUE(responder->WaitForReply()) << "no reply to " << path;
     const std::vector<HttpReply> replies = responder->replies();

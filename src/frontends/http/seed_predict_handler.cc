@@ -72,6 +72,9 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeSeedRequest((*model)->config(), *request.body, &single_instance);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+  if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
+    return responder->Send(ErrorReply(headers));
+  }
 
   ReplyEncoder encode = [single_instance](const InferResponse& response) {
     rapidjson::StringBuffer buffer;

@@ -165,6 +165,9 @@ void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeTfRequest((*model)->config(), *request.body, &row_format);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+  if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
+    return responder->Send(ErrorReply(headers));
+  }
   SubmitInference(*model, *std::move(decoded), std::move(responder),
                   row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs));
 }

@@ -1,0 +1,30 @@
+// Time for code whose behaviour depends on it (batch delays, request deadlines), injected so
+// that tests drive it explicitly instead of sleeping.
+#ifndef INFERD_COMMON_CLOCK_H_
+#define INFERD_COMMON_CLOCK_H_
+
+#include <chrono>
+
+namespace inferd {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using Duration = Clock::duration;
+
+class TimeSource {
+ public:
+  virtual ~TimeSource() = default;
+  virtual TimePoint Now() const = 0;
+};
+
+class RealTimeSource : public TimeSource {
+ public:
+  TimePoint Now() const override { return Clock::now(); }
+};
+
+// The process-wide real time source.
+const TimeSource* RealTime();
+
+}  // namespace inferd
+
+#endif  // INFERD_COMMON_CLOCK_H_

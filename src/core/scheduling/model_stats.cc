@@ -1,0 +1,44 @@
+#include "core/scheduling/model_stats.h"
+
+namespace inferd {
+namespace {
+
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void ModelStats::RecordExecution(int64_t rows, const BatchTimes& times) {
+  MutexLock lock(&mu_);
+  stats_.inference_count += static_cast<uint64_t>(rows);
+  ++stats_.execution_count;
+  ModelStatsSnapshot::PerBatchSize& per_size = stats_.batch_stats[rows];
+  per_size.compute_input.Add(times.compute_input);
+  per_size.compute_infer.Add(times.compute_infer);
+  per_size.compute_output.Add(times.compute_output);
+}
+
+void ModelStats::RecordSuccess(Duration queue, const BatchTimes& times, Duration total) {
+  MutexLock lock(&mu_);
+  stats_.success.Add(total);
+  stats_.queue.Add(queue);
+  stats_.compute_input.Add(times.compute_input);
+  stats_.compute_infer.Add(times.compute_infer);
+  stats_.compute_output.Add(times.compute_output);
+  stats_.last_inference_ms = WallClockMs();
+}
+
+void ModelStats::RecordFailure(Duration total) {
+  MutexLock lock(&mu_);
+  stats_.fail.Add(total);
+}
+
+ModelStatsSnapshot ModelStats::Snapshot() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+}  // namespace inferd

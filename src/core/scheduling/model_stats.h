@@ -1,0 +1,62 @@
+// Per-model-version statistics in the shape of the KServe/Triton statistics extension:
+// request counts and cumulative durations per phase, and per batch size.
+//
+// Thread-safety: every method is thread-safe.
+#ifndef INFERD_CORE_SCHEDULING_MODEL_STATS_H_
+#define INFERD_CORE_SCHEDULING_MODEL_STATS_H_
+
+#include <cstdint>
+#include <map>
+
+#include "absl/base/thread_annotations.h"
+#include "common/clock.h"
+#include "common/mutex.h"
+
+namespace inferd {
+
+struct DurationStat {
+  uint64_t count = 0;
+  uint64_t ns = 0;
+  void Add(Duration d) {
+    ++count;
+    ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  }
+};
+
+struct BatchTimes {
+  Duration compute_input{0};
+  Duration compute_infer{0};
+  Duration compute_output{0};
+};
+
+struct ModelStatsSnapshot {
+  uint64_t inference_count = 0;   // rows inferred (a request of 4 rows counts 4)
+  uint64_t execution_count = 0;   // engine calls (batches)
+  int64_t last_inference_ms = 0;  // wall-clock time of the last completed request
+  DurationStat success, fail, queue, compute_input, compute_infer, compute_output;
+  struct PerBatchSize {
+    DurationStat compute_input, compute_infer, compute_output;
+  };
+  std::map<int64_t, PerBatchSize> batch_stats;  // by batch size in rows
+};
+
+class ModelStats {
+ public:
+  // One engine call over `rows` rows.
+  void RecordExecution(int64_t rows, const BatchTimes& times);
+  // One request answered successfully: its time in the queue, its batch's compute times and
+  // its total time from arrival to answer.
+  void RecordSuccess(Duration queue, const BatchTimes& times, Duration total);
+  // One request that failed (engine error, timeout in the queue, full queue).
+  void RecordFailure(Duration total);
+
+  ModelStatsSnapshot Snapshot() const;
+
+ private:
+  mutable Mutex mu_;
+  ModelStatsSnapshot stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_SCHEDULING_MODEL_STATS_H_

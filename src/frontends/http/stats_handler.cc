@@ -1,0 +1,125 @@
+#include "frontends/http/stats_handler.h"
+
+#include <string>
+#include <vector>
+
+#include "frontends/http/json_tensor_codec.h"
+
+namespace inferd {
+namespace {
+
+void WriteDuration(const char* key, const DurationStat& stat, JsonWriter& writer) {
+  writer.Key(key);
+  writer.StartObject();
+  writer.Key("count");
+  writer.Uint64(stat.count);
+  writer.Key("ns");
+  writer.Uint64(stat.ns);
+  writer.EndObject();
+}
+
+void WriteBatching(const ServedModel& model, JsonWriter& writer) {
+  const BatchPolicy& policy = model.batch_policy();
+  writer.Key("batching");
+  writer.StartObject();
+  writer.Key("dynamic");
+  writer.Bool(policy.dynamic);
+  writer.Key("max_batch_size");
+  writer.Int64(policy.max_rows);
+  writer.Key("preferred_batch_sizes");
+  writer.StartArray();
+  for (int size : policy.preferred_batch_sizes) writer.Int(size);
+  writer.EndArray();
+  writer.Key("max_queue_delay_us");
+  writer.Int64(
+      std::chrono::duration_cast<std::chrono::microseconds>(policy.max_queue_delay).count());
+  if (const std::optional<BatchTuning>& tuning = model.tuning()) {
+    writer.Key("auto_tune");
+    writer.StartObject();
+    writer.Key("latency_slo_ms");
+    writer.Double(tuning->latency_slo_ms);
+    writer.Key("chosen_batch_size");
+    writer.Int64(tuning->chosen);
+    writer.Key("table");
+    writer.StartArray();
+    for (const BatchSizeMeasurement& m : tuning->table) {
+      writer.StartObject();
+      writer.Key("batch_size");
+      writer.Int64(m.batch_size);
+      writer.Key("latency_ms");
+      writer.Double(m.latency_ms);
+      writer.Key("items_per_s");
+      writer.Double(m.items_per_s);
+      writer.Key("within_slo");
+      writer.Bool(m.within_slo);
+      writer.EndObject();
+    }
+    writer.EndArray();
+    writer.EndObject();
+  }
+  writer.EndObject();
+}
+
+void WriteModelStats(const ServedModel& model, JsonWriter& writer) {
+  const ModelStatsSnapshot stats = model.stats().Snapshot();
+  writer.StartObject();
+  writer.Key("name");
+  writer.String(model.name().c_str());
+  writer.Key("version");
+  writer.String(std::to_string(model.version()).c_str());
+  writer.Key("last_inference");
+  writer.Int64(stats.last_inference_ms);
+  writer.Key("inference_count");
+  writer.Uint64(stats.inference_count);
+  writer.Key("execution_count");
+  writer.Uint64(stats.execution_count);
+  writer.Key("queue_depth");
+  writer.Uint64(model.queue_depth());
+  writer.Key("inference_stats");
+  writer.StartObject();
+  WriteDuration("success", stats.success, writer);
+  WriteDuration("fail", stats.fail, writer);
+  WriteDuration("queue", stats.queue, writer);
+  WriteDuration("compute_input", stats.compute_input, writer);
+  WriteDuration("compute_infer", stats.compute_infer, writer);
+  WriteDuration("compute_output", stats.compute_output, writer);
+  writer.EndObject();
+  writer.Key("batch_stats");
+  writer.StartArray();
+  for (const auto& [size, per_size] : stats.batch_stats) {
+    writer.StartObject();
+    writer.Key("batch_size");
+    writer.Int64(size);
+    WriteDuration("compute_input", per_size.compute_input, writer);
+    WriteDuration("compute_infer", per_size.compute_infer, writer);
+    WriteDuration("compute_output", per_size.compute_output, writer);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  WriteBatching(model, writer);
+  writer.EndObject();
+}
+
+}  // namespace
+
+HttpReply HandleModelStats(const HandlerContext& ctx, const std::optional<ModelRef>& ref) {
+  std::vector<ModelHandle> models;
+  if (ref) {
+    absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref->name, ref->version);
+    if (!model.ok()) return ErrorReply(model.status());
+    models.push_back(*std::move(model));
+  } else {
+    models = ctx.models->ReadyModels();
+  }
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  writer.StartObject();
+  writer.Key("model_stats");
+  writer.StartArray();
+  for (const ModelHandle& model : models) WriteModelStats(*model, writer);
+  writer.EndArray();
+  writer.EndObject();
+  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
+}
+
+}  // namespace inferd

@@ -1,0 +1,19 @@
+// The statistics extension: GET /v2/models/stats, /v2/models/M[/versions/V]/stats, in
+// Triton's format (so its tools read it) plus inferd's batching settings and tuning table.
+#ifndef INFERD_FRONTENDS_HTTP_STATS_HANDLER_H_
+#define INFERD_FRONTENDS_HTTP_STATS_HANDLER_H_
+
+#include <optional>
+
+#include "frontends/http/handler_context.h"
+#include "frontends/http/http_types.h"
+#include "frontends/http/kserve_handlers.h"
+
+namespace inferd {
+
+// `ref` absent: every ready model version.
+HttpReply HandleModelStats(const HandlerContext& ctx, const std::optional<ModelRef>& ref);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_STATS_HANDLER_H_
