@@ -45,7 +45,6 @@ class FieldReader {
     return node.as<std::string>();
   }
 
-  // Decimal only: yaml-cpp's own conversion reads "010" as octal 8 and "0x10" as 16.
   absl::StatusOr<bool> Bool(const YAML::Node& node, std::string_view field) const {
     if (node.IsScalar() && (node.Scalar() == "true" || node.Scalar() == "false")) {
       return node.Scalar() == "true";
@@ -73,6 +72,7 @@ class FieldReader {
     return value;
   }
 
+  // Decimal only: yaml-cpp's own conversion reads "010" as octal 8 and "0x10" as 16.
   absl::StatusOr<int64_t> Integer(const YAML::Node& node, std::string_view field) const {
     if (node.IsScalar()) {
       const std::string& text = node.Scalar();
@@ -195,9 +195,12 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
                                                            int max_batch_size) {
   DynamicBatchingConfig batching;
   if (!node) return batching;
-  RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",
-                                   {"max_queue_delay_us", "preferred_batch_sizes",
-                                    "preserve_ordering", "auto_tune", "latency_slo_ms"}));
+  // A bare `dynamic_batching:` turns batching on with every default.
+  if (!node.IsNull()) {
+    RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",
+                                     {"max_queue_delay_us", "preferred_batch_sizes",
+                                      "preserve_ordering", "auto_tune", "latency_slo_ms"}));
+  }
   if (max_batch_size == 0) {
     return reader.Error("dynamic_batching",
                         "needs max_batch_size > 0 (a model without a batch dimension cannot "
@@ -242,7 +245,7 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
 
 absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::Node& node) {
   QueueConfig queue;
-  if (!node) return queue;
+  if (!node || node.IsNull()) return queue;
   RETURN_IF_ERROR(reader.CheckKeys(node, "queue",
                                    {"priority_levels", "default_priority_level", "max_queue_size",
                                     "default_timeout_us", "timeout_status"}));

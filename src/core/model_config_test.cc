@@ -277,5 +277,212 @@ TEST(ModelConfigTest, RejectsTopLevelThatIsNotAMapping) {
               AllOf(StartsWith(kSource), HasSubstr("must be a mapping")));
 }
 
+// --- dynamic_batching and queue ---------------------------------------------------------
+
+constexpr char kOneInput[] = "  - {name: x, datatype: FP32, dims: [4]}\n";
+
+// A batching model (max_batch_size 8) with `extra` appended.
+std::string Batched(const std::string& extra) {
+  return "max_batch_size: 8\n" + WithInputs(kOneInput) + extra;
+}
+
+TEST(ModelConfigTest, ParsesDynamicBatchingAndQueue) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched(R"(
+dynamic_batching:
+  max_queue_delay_us: 2000
+  preferred_batch_sizes: [2, 4, 8]
+  preserve_ordering: true
+  auto_tune: true
+  latency_slo_ms: 12.5
+queue:
+  priority_levels: 3
+  default_priority_level: 2
+  max_queue_size: 100
+  default_timeout_us: 5000
+  timeout_status: 429
+)"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  const DynamicBatchingConfig& batching = config->dynamic_batching;
+  EXPECT_TRUE(batching.enabled);
+  EXPECT_EQ(batching.max_queue_delay_us, 2000);
+  EXPECT_THAT(batching.preferred_batch_sizes, ElementsAre(2, 4, 8));
+  EXPECT_TRUE(batching.preserve_ordering);
+  EXPECT_TRUE(batching.auto_tune);
+  EXPECT_DOUBLE_EQ(batching.latency_slo_ms, 12.5);
+  const QueueConfig& queue = config->queue;
+  EXPECT_EQ(queue.priority_levels, 3);
+  EXPECT_EQ(queue.default_priority_level, 2);
+  EXPECT_EQ(queue.default_priority(), 2);
+  EXPECT_EQ(queue.max_queue_size, 100);
+  EXPECT_EQ(queue.default_timeout_us, 5000);
+  EXPECT_EQ(queue.timeout_status, 429);
+}
+
+TEST(ModelConfigTest, WithoutSectionsBatchingIsOffAndTheQueueUnbounded) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched(""));
+  ASSERT_TRUE(config.ok()) << config.status();
+  const DynamicBatchingConfig& batching = config->dynamic_batching;
+  EXPECT_FALSE(batching.enabled);
+  EXPECT_EQ(batching.max_queue_delay_us, 0);
+  EXPECT_THAT(batching.preferred_batch_sizes, IsEmpty());
+  EXPECT_FALSE(batching.preserve_ordering);
+  EXPECT_FALSE(batching.auto_tune);
+  EXPECT_DOUBLE_EQ(batching.latency_slo_ms, 100);
+  const QueueConfig& queue = config->queue;
+  EXPECT_EQ(queue.priority_levels, 1);
+  EXPECT_EQ(queue.default_priority(), 1);
+  EXPECT_EQ(queue.max_queue_size, 0);
+  EXPECT_EQ(queue.default_timeout_us, 0);
+  EXPECT_EQ(queue.timeout_status, 504);
+}
+
+TEST(ModelConfigTest, EmptyDynamicBatchingMappingEnablesItWithDefaults) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {}\nqueue: {}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+  EXPECT_EQ(config->dynamic_batching.max_queue_delay_us, 0);
+  EXPECT_EQ(config->queue.priority_levels, 1);
+}
+
+// "present = enabled" (model_config.h): a bare `dynamic_batching:` is present too, as a bare
+// `parameters:` is accepted as empty.
+TEST(ModelConfigTest, BareDynamicBatchingKeyEnablesItWithDefaults) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching:\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+}
+
+TEST(ModelConfigTest, DefaultPriorityIsTheLowestLevel) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("queue: {priority_levels: 4}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->queue.default_priority_level, 0);
+  EXPECT_EQ(config->queue.default_priority(), 4);
+}
+
+TEST(ModelConfigTest, DefaultPriorityLevelIsCheckedWhateverTheKeyOrder) {
+  absl::StatusOr<ModelConfig> config =
+      Parse(Batched("queue: {default_priority_level: 3, priority_levels: 4}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->queue.default_priority(), 3);
+  EXPECT_THAT(ErrorOf(Batched("queue: {default_priority_level: 3, priority_levels: 2}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("queue.default_priority_level: must be in 1..2"),
+                    HasSubstr("got 3")));
+}
+
+TEST(ModelConfigTest, RejectsPreferredBatchSizesNotIncreasing) {
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preferred_batch_sizes: [4, 2]}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("dynamic_batching.preferred_batch_sizes"),
+                    HasSubstr("must be increasing")));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preferred_batch_sizes: [2, 2]}\n")),
+              HasSubstr("must be increasing, without repeats"));
+}
+
+TEST(ModelConfigTest, RejectsPreferredBatchSizeAboveMaxBatchSize) {
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preferred_batch_sizes: [4, 16]}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("dynamic_batching.preferred_batch_sizes[1]"),
+                    HasSubstr("must be in 1..8, got 16")));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preferred_batch_sizes: [0]}\n")),
+              HasSubstr("preferred_batch_sizes[0]: must be in 1..8, got 0"));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preferred_batch_sizes: 4}\n")),
+              HasSubstr("preferred_batch_sizes: must be a list"));
+}
+
+TEST(ModelConfigTest, RejectsDynamicBatchingWithoutBatchDimension) {
+  EXPECT_THAT(ErrorOf(WithInputs(kOneInput) + "dynamic_batching: {max_queue_delay_us: 100}\n"),
+              AllOf(StartsWith(kSource), HasSubstr("dynamic_batching: needs max_batch_size > 0")));
+  EXPECT_THAT(ErrorOf("max_batch_size: 0\n" + WithInputs(kOneInput) + "dynamic_batching: {}\n"),
+              HasSubstr("needs max_batch_size > 0"));
+}
+
+TEST(ModelConfigTest, RejectsTimeoutStatusOtherThan504Or429) {
+  EXPECT_THAT(ErrorOf(Batched("queue: {timeout_status: 500}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("queue.timeout_status: must be 504 or 429"),
+                    HasSubstr("got 500")));
+}
+
+TEST(ModelConfigTest, RejectsUnknownKeysInBatchingSections) {
+  EXPECT_THAT(ErrorOf(Batched("queue: {max_size: 3}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("queue.max_size: unknown field"),
+                    HasSubstr("max_queue_size")));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {max_delay_us: 3}\n")),
+              AllOf(StartsWith(kSource), HasSubstr("dynamic_batching.max_delay_us: unknown field"),
+                    HasSubstr("max_queue_delay_us")));
+  EXPECT_THAT(ErrorOf(Batched("queue: [1, 2]\n")), HasSubstr("queue: must be a mapping"));
+}
+
+TEST(ModelConfigTest, RejectsOutOfRangeBatchingAndQueueValues) {
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {max_queue_delay_us: -1}\n")),
+              HasSubstr("dynamic_batching.max_queue_delay_us: must be in 0.."));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {latency_slo_ms: 0}\n")),
+              HasSubstr("dynamic_batching.latency_slo_ms: must be positive"));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {latency_slo_ms: fast}\n")),
+              HasSubstr("dynamic_batching.latency_slo_ms: must be a number"));
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {preserve_ordering: yes}\n")),
+              HasSubstr("dynamic_batching.preserve_ordering: must be true or false"));
+  EXPECT_THAT(ErrorOf(Batched("queue: {priority_levels: 0}\n")),
+              HasSubstr("queue.priority_levels: must be in 1..16, got 0"));
+  EXPECT_THAT(ErrorOf(Batched("queue: {max_queue_size: -5}\n")),
+              HasSubstr("queue.max_queue_size: must be in 0.."));
+  EXPECT_THAT(ErrorOf(Batched("queue: {default_timeout_us: -1}\n")),
+              HasSubstr("queue.default_timeout_us: must be in 0.."));
+}
+
+// --- defaults from the environment (BATCH_SIZE, MAX_WORKERS) -----------------------------
+
+TEST(ModelConfigTest, ConfigDefaultsFillFieldsTheConfigLeavesOut) {
+  const ConfigDefaults defaults{.max_batch_size = 16, .instance_count = 3};
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig(WithInputs(kOneInput), "m", kSource, defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_batch_size, 16);
+  EXPECT_TRUE(config->batched());
+  ASSERT_EQ(config->instances.size(), 1u);
+  EXPECT_EQ(config->instances[0].count, 3);
+  EXPECT_EQ(config->instances[0].device, "cpu");
+  EXPECT_EQ(config->total_instances(), 3);
+}
+
+TEST(ModelConfigTest, ConfigValuesWinOverDefaults) {
+  const ConfigDefaults defaults{.max_batch_size = 16, .instance_count = 3};
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig("max_batch_size: 0\n" + WithInputs(kOneInput) + "instances:\n  - count: 2\n",
+                       "m", kSource, defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_batch_size, 0);  // explicitly unbatched
+  EXPECT_EQ(config->total_instances(), 2);
+
+  config = ParseModelConfig(Batched(""), "m", kSource, defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_batch_size, 8);
+}
+
+TEST(ModelConfigTest, DynamicBatchingMayRelyOnTheDefaultMaxBatchSize) {
+  const std::string yaml =
+      WithInputs(kOneInput) + "dynamic_batching: {preferred_batch_sizes: [4, 16]}\n";
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig(yaml, "m", kSource, ConfigDefaults{.max_batch_size = 16});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+  EXPECT_THAT(config->dynamic_batching.preferred_batch_sizes, ElementsAre(4, 16));
+  // Without the default there is no batch dimension to batch along.
+  EXPECT_THAT(ErrorOf(yaml), HasSubstr("needs max_batch_size > 0"));
+}
+
+TEST(ModelConfigTest, NoDefaultsMeansUnbatchedWithOneInstance) {
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig(WithInputs(kOneInput), "m", kSource, ConfigDefaults{});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->max_batch_size, 0);
+  EXPECT_EQ(config->total_instances(), 1);
+}
+
+TEST(ModelConfigTest, ExampleShapeHasTheBatchAndOneForVariableDimensions) {
+  ModelConfig config;
+  const TensorSpec spec{"x", DataType::kFp32, {3, -1}};
+  EXPECT_THAT(config.ExampleShape(spec, 5), ElementsAre(3, 1));  // unbatched: no batch
+  config.max_batch_size = 8;
+  EXPECT_THAT(config.ExampleShape(spec, 5), ElementsAre(5, 3, 1));
+}
+
 }  // namespace
 }  // namespace inferd

@@ -64,9 +64,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Variables inferd reads besides INFERD_*: defaults for configs that leave fields out.
+_SERVER_ENV = {"BATCH_SIZE", "MAX_WORKERS"}
+
+
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The test process's environment without any INFERD_* variable, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INFERD_")}
+    """The test process's environment without any variable inferd reads (INFERD_*,
+    BATCH_SIZE, MAX_WORKERS), plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("INFERD_") and k not in _SERVER_ENV}
     env.update(extra or {})
     return env
 

@@ -180,13 +180,17 @@ void Scheduler::Execute(std::vector<PendingRequest> batch) {
       stats_->RecordFailure(scattered - pending.enqueued);
     } else {
       std::vector<Tensor>& mine = (*per_request)[r];
-      for (size_t i = 0; i < config_->outputs.size(); ++i) {
-        const std::string& name = config_->outputs[i].name;
-        const bool wanted =
-            request.requested_outputs.empty() ||
-            std::find(request.requested_outputs.begin(), request.requested_outputs.end(), name) !=
-                request.requested_outputs.end();
-        if (wanted) response.outputs.push_back({name, std::move(mine[i])});
+      if (request.requested_outputs.empty()) {
+        for (size_t i = 0; i < config_->outputs.size(); ++i) {
+          response.outputs.push_back({config_->outputs[i].name, std::move(mine[i])});
+        }
+      } else {
+        // In the order the client asked for them (validated: each exists, none twice).
+        for (const std::string& name : request.requested_outputs) {
+          for (size_t i = 0; i < config_->outputs.size(); ++i) {
+            if (config_->outputs[i].name == name) response.outputs.push_back({name, mine[i]});
+          }
+        }
       }
       stats_->RecordSuccess(start - pending.enqueued, times, scattered - pending.enqueued);
     }

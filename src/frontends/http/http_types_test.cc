@@ -34,5 +34,31 @@ TEST(HttpTypesTest, ErrorReplyWithExplicitStatus) {
   EXPECT_EQ(reply.body, R"({"error":"this path takes GET"})");
 }
 
+TEST(HttpTypesTest, ResourceExhaustedReplyAsksToRetryAfterOneSecond) {
+  const HttpReply reply = ErrorReply(absl::ResourceExhaustedError("the queue is full"));
+  EXPECT_EQ(reply.status, 429u);
+  EXPECT_EQ(reply.body, R"({"error":"the queue is full"})");
+  ASSERT_EQ(reply.headers.size(), 1u);
+  EXPECT_EQ(reply.headers[0].first, "Retry-After");
+  EXPECT_EQ(reply.headers[0].second, "1");
+  // Other errors do not.
+  EXPECT_TRUE(ErrorReply(absl::DeadlineExceededError("late")).headers.empty());
+  EXPECT_TRUE(ErrorReply(absl::UnavailableError("stopping")).headers.empty());
+  EXPECT_TRUE(ErrorReply(429, "explicit").headers.empty());
+}
+
+TEST(HttpTypesTest, RequestHeaderLookupIgnoresCase) {
+  std::string body;
+  HttpRequestView view{HttpMethod::kPost,
+                       "/predict",
+                       "",
+                       &body,
+                       {{"Content-Type", "application/json"}, {"inference-timeout-us", "250"}}};
+  EXPECT_EQ(view.Header("Inference-Timeout-Us"), "250");
+  EXPECT_EQ(view.Header(kTimeoutHeader), "250");
+  EXPECT_EQ(view.Header("content-type"), "application/json");
+  EXPECT_EQ(view.Header("Accept"), "");
+}
+
 }  // namespace
 }  // namespace inferd

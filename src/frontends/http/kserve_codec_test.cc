@@ -198,5 +198,38 @@ TEST(KserveCodecTest, EncodesResponseEscapingStrings) {
             R"({"model_name":"m","model_version":"1","id":"a\"b","outputs":[]})");
 }
 
+TEST(KserveCodecTest, DecodesSchedulingParameters) {
+  std::string body = R"({
+    "parameters": {"priority": 2, "timeout": 5000, "unrelated": "ignored"},
+    "inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}]
+  })";
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ((*request)->priority, 2);
+  EXPECT_EQ((*request)->timeout_us, 5000);
+}
+
+TEST(KserveCodecTest, WithoutParametersPriorityAndTimeoutAreTheModelDefaults) {
+  std::string body =
+      R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}]})";
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  ASSERT_TRUE(request.ok()) << request.status();
+  EXPECT_EQ((*request)->priority, 0);
+  EXPECT_EQ((*request)->timeout_us, 0);
+}
+
+TEST(KserveCodecTest, RejectsMalformedSchedulingParameters) {
+  const std::string inputs =
+      R"("inputs": [{"name": "x", "datatype": "FP32", "shape": [1], "data": [1]}])";
+  EXPECT_THAT(ErrorOf(R"({"parameters": {"priority": -1}, )" + inputs + "}"),
+              HasSubstr("parameter 'priority' must be a non-negative integer"));
+  EXPECT_THAT(ErrorOf(R"({"parameters": {"priority": "high"}, )" + inputs + "}"),
+              HasSubstr("parameter 'priority' must be a non-negative integer"));
+  EXPECT_THAT(ErrorOf(R"({"parameters": {"timeout": 1.5}, )" + inputs + "}"),
+              HasSubstr("parameter 'timeout' must be a non-negative integer (microseconds)"));
+  EXPECT_THAT(ErrorOf(R"({"parameters": [1], )" + inputs + "}"),
+              HasSubstr("'parameters' must be an object"));
+}
+
 }  // namespace
 }  // namespace inferd

@@ -13,6 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include <rapidjson/document.h>
+
+#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -76,10 +79,46 @@ class RecordingResponder : public Responder {
   std::vector<HttpReply> replies_ ABSL_GUARDED_BY(mu_);
 };
 
-// y = 2x, FP32.
+// Once armed, holds Execute calls of the models that share it until it opens (unarmed, the
+// load's warm-up passes).
+class Gate {
+ public:
+  void Arm() {
+    absl::MutexLock lock(&mu_);
+    armed_ = true;
+  }
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+  void Pass() {
+    absl::MutexLock lock(&mu_);
+    if (!armed_) return;
+    ++entered_;
+    auto open = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return open_; };
+    mu_.Await(absl::Condition(&open));
+  }
+  // Waits until `n` calls have reached the gate; false on a hang.
+  bool WaitForEntered(int n) {
+    absl::MutexLock lock(&mu_);
+    auto entered = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return entered_ >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&entered), absl::Seconds(10));
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool armed_ ABSL_GUARDED_BY(mu_) = false;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  int entered_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// y = 2x, FP32; waits at `gate` first when there is one.
 class DoublingModel : public BackendModel {
  public:
+  explicit DoublingModel(Gate* gate = nullptr) : gate_(gate) {}
+
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    if (gate_ != nullptr) gate_->Pass();
     const Tensor& x = inputs[0];
     Tensor y = Tensor::Allocate(DataType::kFp32, x.shape()).value();
     for (int64_t i = 0; i < x.element_count(); ++i) {
@@ -87,24 +126,36 @@ class DoublingModel : public BackendModel {
     }
     return std::vector<Tensor>{y};
   }
+
+ private:
+  Gate* const gate_;
 };
 
+// Models named "gated" wait at `gate` (after their warm-up).
 class FakeBackend : public Backend {
  public:
+  explicit FakeBackend(Gate* gate = nullptr) : gate_(gate) {}
+
   std::string_view name() const override { return "fake"; }
   std::string_view platform() const override { return "fake_platform"; }
   std::string_view model_filename() const override { return "model.fake"; }
-  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest&) override {
+  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
+    if (gate_ != nullptr && request.config->name == "gated") {
+      return std::make_unique<DoublingModel>(gate_);
+    }
     return std::make_unique<DoublingModel>();
   }
+
+ private:
+  Gate* const gate_;
 };
 
 class RouterTest : public ::testing::Test {
  protected:
   // Loads the temp repository (empty unless a test added models) and builds the router.
-  void Start(bool with_fake_backend = false, std::string default_model = "") {
+  void Start(bool with_fake_backend = false, std::string default_model = "", Gate* gate = nullptr) {
     std::vector<std::unique_ptr<Backend>> backends;
-    if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>());
+    if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>(gate));
     models_ = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
     ASSERT_TRUE(models_->LoadAll().ok());
     router_ = std::make_unique<HttpRouter>(HandlerContext{.models = models_.get(),
@@ -113,16 +164,33 @@ class RouterTest : public ::testing::Test {
                                                           .draining = &draining_});
   }
 
+  // Dispatches one request; its reply arrives through the returned responder.
+  std::shared_ptr<RecordingResponder> Send(
+      HttpMethod method, std::string_view path, std::string body = "",
+      std::vector<std::pair<std::string_view, std::string_view>> headers = {}) {
+    auto responder = std::make_shared<RecordingResponder>();
+    bodies_.push_back(std::make_unique<std::string>(std::move(body)));
+    HttpRequestView request{method, path, "", bodies_.back().get(), std::move(headers)};
+    router_->Dispatch(request, responder);
+    return responder;
+  }
+
+  // The only reply `responder` got (waiting for it).
+  static HttpReply ReplyOf(const RecordingResponder& responder, std::string_view what) {
+    EXPECT_TRUE(responder.WaitForReply()) << "no reply to " << what;
+    const std::vector<HttpReply> replies = responder.replies();
+    EXPECT_EQ(replies.size(), 1u) << what;
+    return replies.empty() ? HttpReply{0, "", "", {}} : replies.front();
+  }
+
   // Dispatches one request and returns its only reply.
   HttpReply Call(HttpMethod method, std::string_view path, std::string_view query = "",
-                 std::string body = "") {
+                 std::string body = "",
+                 std::vector<std::pair<std::string_view, std::string_view>> headers = {}) {
     auto responder = std::make_shared<RecordingResponder>();
-    HttpRequestView request{method, path, query, &body, {}};
+    HttpRequestView request{method, path, query, &body, std::move(headers)};
     router_->Dispatch(request, responder);
-    EXPECT_TRUE(responder->WaitForReply()) << "no reply to " << path;
-    const std::vector<HttpReply> replies = responder->replies();
-    EXPECT_EQ(replies.size(), 1u) << path;
-    return replies.empty() ? HttpReply{0, "", "", {}} : replies.front();
+    return ReplyOf(*responder, path);
   }
   HttpReply Get(std::string_view path) { return Call(HttpMethod::kGet, path); }
   HttpReply Post(std::string_view path, std::string body, std::string_view query = "") {
@@ -133,6 +201,7 @@ class RouterTest : public ::testing::Test {
   std::atomic<bool> draining_{false};
   std::unique_ptr<ModelManager> models_;
   std::unique_ptr<HttpRouter> router_;
+  std::vector<std::unique_ptr<std::string>> bodies_;  // of requests still in flight
 };
 
 TEST_F(RouterTest, HealthLive) {
@@ -383,6 +452,188 @@ TEST_F(RouterWithModelTest, TfServingPredictRowAndColumnarFormats) {
   reply = Post("/v1/models/double:predict", R"({"instances": [[1, 2]], "inputs": [[1, 2]]})");
   EXPECT_EQ(reply.status, 400u);
   EXPECT_THAT(reply.body, HasSubstr("exactly one of"));
+}
+
+// --- statistics -----------------------------------------------------------------------------
+
+rapidjson::Document ParseJson(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  EXPECT_FALSE(doc.HasParseError()) << text;
+  return doc;
+}
+
+TEST_F(RouterWithModelTest, StatsCountInferencesAndBatches) {
+  ASSERT_EQ(Post("/v2/models/double/infer",
+                 R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [3, 2],)"
+                 R"( "data": [1, 2, 3, 4, 5, 6]}]})")
+                .status,
+            200u);
+  ASSERT_EQ(Post("/v2/models/double/infer",
+                 R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2],)"
+                 R"( "data": [1, 2]}]})")
+                .status,
+            200u);
+
+  const HttpReply reply = Get("/v2/models/stats");
+  ASSERT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.content_type, "application/json");
+  const rapidjson::Document doc = ParseJson(reply.body);
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("model_stats")) << reply.body;
+  const auto& models = doc["model_stats"];
+  ASSERT_TRUE(models.IsArray());
+  ASSERT_EQ(models.Size(), 1u) << reply.body;
+  const auto& m = models[0];
+  EXPECT_STREQ(m["name"].GetString(), "double");
+  EXPECT_STREQ(m["version"].GetString(), "2");
+  EXPECT_EQ(m["inference_count"].GetUint64(), 4u);
+  EXPECT_EQ(m["execution_count"].GetUint64(), 2u);
+  EXPECT_EQ(m["queue_depth"].GetUint64(), 0u);
+  EXPECT_GT(m["last_inference"].GetInt64(), 0);
+  const auto& inference = m["inference_stats"];
+  EXPECT_EQ(inference["success"]["count"].GetUint64(), 2u);
+  EXPECT_EQ(inference["fail"]["count"].GetUint64(), 0u);
+  EXPECT_EQ(inference["queue"]["count"].GetUint64(), 2u);
+  EXPECT_EQ(inference["compute_infer"]["count"].GetUint64(), 2u);
+  EXPECT_TRUE(inference["compute_infer"]["ns"].IsUint64());
+  const auto& batches = m["batch_stats"];
+  ASSERT_TRUE(batches.IsArray());
+  ASSERT_EQ(batches.Size(), 2u) << reply.body;
+  EXPECT_EQ(batches[0]["batch_size"].GetInt64(), 1);
+  EXPECT_EQ(batches[0]["compute_infer"]["count"].GetUint64(), 1u);
+  EXPECT_EQ(batches[1]["batch_size"].GetInt64(), 3);
+  const auto& batching = m["batching"];
+  EXPECT_FALSE(batching["dynamic"].GetBool());
+  EXPECT_EQ(batching["max_batch_size"].GetInt64(), 4);
+  EXPECT_FALSE(batching.HasMember("auto_tune"));
+
+  // The same object for the model alone, by name and by version.
+  const HttpReply one = Get("/v2/models/double/stats");
+  EXPECT_EQ(one.status, 200u);
+  EXPECT_EQ(one.body, reply.body);
+  EXPECT_EQ(Get("/v2/models/double/versions/2/stats").body, reply.body);
+}
+
+TEST_F(RouterWithModelTest, StatsOfUnknownModelOrVersionIsNotFound) {
+  EXPECT_EQ(Get("/v2/models/nope/stats").status, 404u);
+  const HttpReply old = Get("/v2/models/double/versions/1/stats");
+  EXPECT_EQ(old.status, 404u);
+  EXPECT_THAT(old.body, HasSubstr("has no version 1"));
+  const HttpReply post = Call(HttpMethod::kPost, "/v2/models/stats");
+  EXPECT_EQ(post.status, 405u);
+  EXPECT_THAT(post.headers, ElementsAre(Pair("Allow", "GET")));
+  EXPECT_EQ(Call(HttpMethod::kPost, "/v2/models/double/stats").status, 405u);
+}
+
+TEST_F(RouterTest, StatsOfEmptyRepository) {
+  Start();
+  const HttpReply reply = Get("/v2/models/stats");
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(reply.body, R"({"model_stats":[]})");
+}
+
+// --- queue policy through HTTP ------------------------------------------------------------
+
+constexpr char kGatedConfig[] = R"(
+backend: fake
+max_batch_size: 4
+inputs:
+  - {name: x, datatype: FP32, dims: [2]}
+outputs:
+  - {name: y, datatype: FP32, dims: [2]}
+queue: {max_queue_size: 1, priority_levels: 2}
+)";
+
+constexpr char kOneRow[] =
+    R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})";
+
+// Once loaded, "gated" executes only when the test opens the gate; its queue holds one
+// request.
+class RouterWithGatedModelTest : public RouterTest {
+ protected:
+  void SetUp() override {
+    WriteFile(repo_.path() / "gated" / "config.yaml", kGatedConfig);
+    std::filesystem::create_directories(repo_.path() / "gated" / "1");
+    Start(/*with_fake_backend=*/true, "", &gate_);
+    gate_.Arm();
+  }
+  void TearDown() override { gate_.Open(); }  // nothing may stay blocked at teardown
+
+  Gate gate_;
+};
+
+TEST_F(RouterWithGatedModelTest, FullQueueIs429WithRetryAfter) {
+  auto running = Send(HttpMethod::kPost, "/v2/models/gated/infer", kOneRow);
+  ASSERT_TRUE(gate_.WaitForEntered(1));
+  auto queued = Send(HttpMethod::kPost, "/v2/models/gated/infer", kOneRow);
+  // The queue holds one: the next is refused at once, before the gate opens.
+  const HttpReply refused = Post("/v2/models/gated/infer", kOneRow);
+  EXPECT_EQ(refused.status, 429u);
+  EXPECT_THAT(refused.headers, ElementsAre(Pair("Retry-After", "1")));
+  EXPECT_THAT(refused.body, AllOf(HasSubstr("gated:1"), HasSubstr("max_queue_size 1")));
+
+  gate_.Open();
+  EXPECT_EQ(ReplyOf(*running, "running").status, 200u);
+  EXPECT_EQ(ReplyOf(*queued, "queued").status, 200u);
+  const rapidjson::Document stats = ParseJson(Get("/v2/models/gated/stats").body);
+  EXPECT_EQ(stats["model_stats"][0]["inference_stats"]["fail"]["count"].GetUint64(), 1u);
+  EXPECT_EQ(stats["model_stats"][0]["inference_stats"]["success"]["count"].GetUint64(), 2u);
+}
+
+TEST_F(RouterWithGatedModelTest, RequestThatTimesOutInTheQueueIs504) {
+  auto running = Send(HttpMethod::kPost, "/v2/models/gated/infer", kOneRow);
+  ASSERT_TRUE(gate_.WaitForEntered(1));
+  // A 1 us timeout has passed by the time the instance is free again.
+  auto late = Send(HttpMethod::kPost, "/v2/models/gated/infer",
+                   R"({"parameters": {"timeout": 1}, "inputs": [{"name": "x", "datatype": "FP32",)"
+                   R"( "shape": [1, 2], "data": [1, 2]}]})");
+  gate_.Open();
+  EXPECT_EQ(ReplyOf(*running, "running").status, 200u);
+  const HttpReply reply = ReplyOf(*late, "late");
+  EXPECT_EQ(reply.status, 504u);
+  EXPECT_THAT(reply.body, HasSubstr("past its timeout of 1 us"));
+}
+
+TEST_F(RouterWithGatedModelTest, TimeoutHeaderBoundsTheQueueWait) {
+  auto running = Send(HttpMethod::kPost, "/v2/models/gated/infer", kOneRow);
+  ASSERT_TRUE(gate_.WaitForEntered(1));
+  auto late =
+      Send(HttpMethod::kPost, "/predict", R"({"input": [1, 2]})", {{"Inference-Timeout-Us", "1"}});
+  gate_.Open();
+  EXPECT_EQ(ReplyOf(*running, "running").status, 200u);
+  const HttpReply reply = ReplyOf(*late, "late");
+  EXPECT_EQ(reply.status, 504u);
+  EXPECT_THAT(reply.body, HasSubstr("timeout"));
+}
+
+TEST_F(RouterWithModelTest, MalformedTimeoutHeaderIsBadRequest) {
+  for (std::string_view path :
+       {"/v2/models/double/infer", "/predict", "/v1/models/double:predict"}) {
+    const std::string body = path == "/predict"         ? R"({"input": [1, 2]})"
+                             : path.starts_with("/v1/") ? R"({"instances": [[1, 2]]})"
+                                                        : std::string(kOneRow);
+    HttpReply reply = Call(HttpMethod::kPost, path, "", body, {{"Inference-Timeout-Us", "soon"}});
+    EXPECT_EQ(reply.status, 400u) << path;
+    EXPECT_THAT(reply.body, AllOf(HasSubstr("Inference-Timeout-Us"), HasSubstr("'soon'"))) << path;
+    reply = Call(HttpMethod::kPost, path, "", body, {{"Inference-Timeout-Us", "-5"}});
+    EXPECT_EQ(reply.status, 400u) << path;
+    // A well-formed value is accepted.
+    reply = Call(HttpMethod::kPost, path, "", body, {{"inference-timeout-us", "60000000"}});
+    EXPECT_EQ(reply.status, 200u) << path << ": " << reply.body;
+  }
+}
+
+TEST_F(RouterWithModelTest, PriorityOutsideTheModelsLevelsIsBadRequest) {
+  HttpReply reply =
+      Post("/v2/models/double/infer", R"({"parameters": {"priority": 2}, "inputs": [{"name": "x",)"
+                                      R"( "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})");
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_THAT(reply.body,
+              AllOf(HasSubstr("priority 2 is out of range"), HasSubstr("1 (highest) to 1")));
+  reply = Post("/v2/models/double/infer",
+               R"({"parameters": {"priority": 1, "timeout": 60000000}, "inputs": [{"name": "x",)"
+               R"( "datatype": "FP32", "shape": [1, 2], "data": [1, 2]}]})");
+  EXPECT_EQ(reply.status, 200u) << reply.body;
 }
 
 }  // namespace

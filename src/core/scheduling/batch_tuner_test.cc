@@ -1,0 +1,230 @@
+#include "core/scheduling/batch_tuner.h"
+
+#include <chrono>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "common/fake_time_source.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A model whose every Execute "takes" latency(batch) on a fake clock, and records the batch
+// sizes it was given.
+class TimedModel : public BackendModel {
+ public:
+  TimedModel(FakeTimeSource* time, std::function<Duration(int64_t)> latency)
+      : time_(time), latency_(std::move(latency)) {}
+
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    const int64_t batch = inputs[0].shape()[0];
+    batches.push_back(batch);
+    if (fail_at_batch == batch) return absl::InternalError("out of memory at this batch");
+    time_->Advance(latency_(batch));
+    return std::vector<Tensor>{Tensor::Allocate(DataType::kFp32, {batch, 1}).value()};
+  }
+
+  std::vector<int64_t> batches;
+  int64_t fail_at_batch = 0;
+
+ private:
+  FakeTimeSource* const time_;
+  const std::function<Duration(int64_t)> latency_;
+};
+
+// latency(b) = 10 + 2b ms: throughput grows with the batch, and so does latency.
+Duration Linear(int64_t batch) { return std::chrono::milliseconds(10 + 2 * batch); }
+
+ModelConfig TunedConfig(int max_batch_size, double slo_ms, int64_t delay_us = 0) {
+  ModelConfig config;
+  config.name = "m";
+  config.backend = "fake";
+  config.max_batch_size = max_batch_size;
+  config.inputs = {{"x", DataType::kFp32, {4}}};
+  config.outputs = {{"y", DataType::kFp32, {1}}};
+  config.dynamic_batching.enabled = true;
+  config.dynamic_batching.auto_tune = true;
+  config.dynamic_batching.latency_slo_ms = slo_ms;
+  config.dynamic_batching.max_queue_delay_us = delay_us;
+  return config;
+}
+
+std::vector<int64_t> Sizes(const BatchTuning& tuning) {
+  std::vector<int64_t> sizes;
+  for (const BatchSizeMeasurement& m : tuning.table) sizes.push_back(m.batch_size);
+  return sizes;
+}
+
+TEST(BatchTunerTest, ChoosesTheHighestThroughputWithinTheSlo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  // 2 x (10 + 2b) <= 100 holds up to b = 20: 16 is the largest candidate within.
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(32, 100), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 16);
+  EXPECT_DOUBLE_EQ(tuning->latency_slo_ms, 100);
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32));
+  for (const BatchSizeMeasurement& m : tuning->table) {
+    EXPECT_DOUBLE_EQ(m.latency_ms, 10.0 + 2.0 * m.batch_size) << "batch " << m.batch_size;
+    EXPECT_DOUBLE_EQ(m.items_per_s, m.batch_size * 1000.0 / (10.0 + 2.0 * m.batch_size));
+    EXPECT_EQ(m.within_slo, m.batch_size <= 16) << "batch " << m.batch_size;
+  }
+}
+
+TEST(BatchTunerTest, QueueDelayCountsAgainstTheSlo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  // 2 x (10 + 2b) + 20 <= 100 holds up to b = 10.
+  absl::StatusOr<BatchTuning> tuning =
+      TuneBatchSize(TunedConfig(32, 100, /*delay_us=*/20000), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 8);
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16));
+  EXPECT_FALSE(tuning->table.back().within_slo);
+}
+
+TEST(BatchTunerTest, StopsMeasuringAtTheFirstSizeOverTheSlo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(256, 100), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32));
+  for (int64_t batch : model.batches) EXPECT_LE(batch, 32);
+}
+
+TEST(BatchTunerTest, NeverExceedsMaxBatchSize) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(6, 10000), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 6));  // max_batch_size is a candidate
+  EXPECT_EQ(tuning->chosen, 6);
+  for (int64_t batch : model.batches) EXPECT_LE(batch, 6);
+}
+
+TEST(BatchTunerTest, MeasuresPreferredBatchSizesToo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  ModelConfig config = TunedConfig(8, 10000);
+  config.dynamic_batching.preferred_batch_sizes = {3, 8};
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(config, model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 3, 4, 8));
+}
+
+TEST(BatchTunerTest, LargerBatchMustBeatTheBestByThreePercent) {
+  FakeTimeSource time;
+  // Batch 1: 100 items/s. Batch 2: 2.5 % more. Batch 4: 5 % more than batch 1.
+  TimedModel model(&time, [](int64_t batch) {
+    switch (batch) {
+      case 1:
+        return std::chrono::duration_cast<Duration>(std::chrono::microseconds(10000));
+      case 2:
+        return std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(19512195));
+      default:
+        return std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(38095238));
+    }
+  });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(4, 1000), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  ASSERT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4));
+  EXPECT_NEAR(tuning->table[1].items_per_s / tuning->table[0].items_per_s, 1.025, 1e-6);
+  EXPECT_NEAR(tuning->table[2].items_per_s / tuning->table[0].items_per_s, 1.05, 1e-6);
+  EXPECT_EQ(tuning->chosen, 4);
+}
+
+TEST(BatchTunerTest, EqualThroughputKeepsTheSmallerBatch) {
+  FakeTimeSource time;
+  // 5 ms per row: the same items/s at every size, so batching only adds latency.
+  TimedModel model(&time, [](int64_t batch) { return std::chrono::milliseconds(5 * batch); });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(16, 1000), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 1);
+}
+
+TEST(BatchTunerTest, BatchOneIsChosenEvenWhenNothingMeetsTheSlo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(32, 5), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 1);
+  EXPECT_FALSE(tuning->table[0].within_slo);
+  // Batch 1 over the SLO does not stop the search, batch 2 does.
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2));
+}
+
+TEST(BatchTunerTest, ExecuteFailureFailsTheTuning) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  model.fail_at_batch = 4;
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(32, 100), model, time);
+  EXPECT_EQ(tuning.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(tuning.status().message()), HasSubstr("out of memory"));
+}
+
+TEST(BatchTunerTest, RunsOnZeroInputsOfTheCandidateShape) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  ASSERT_TRUE(TuneBatchSize(TunedConfig(2, 1000), model, time).ok());
+  // At least two untimed and five timed runs per size, sizes in increasing order.
+  EXPECT_GE(model.batches.size(), 14u);
+  EXPECT_EQ(model.batches.front(), 1);
+  EXPECT_EQ(model.batches.back(), 2);
+}
+
+TEST(BatchTunerTest, PolicyFromConfigAndApplyTuning) {
+  ModelConfig config = TunedConfig(32, 100, /*delay_us=*/1500);
+  config.dynamic_batching.preferred_batch_sizes = {4, 32};
+  BatchPolicy policy = PolicyFromConfig(config);
+  EXPECT_TRUE(policy.dynamic);
+  EXPECT_EQ(policy.max_rows, 32);
+  EXPECT_EQ(policy.max_queue_delay, std::chrono::microseconds(1500));
+  EXPECT_THAT(policy.preferred_batch_sizes, ElementsAre(4, 32));
+
+  BatchTuning tuning;
+  tuning.chosen = 8;
+  policy = ApplyTuning(policy, tuning);
+  EXPECT_TRUE(policy.dynamic);
+  EXPECT_EQ(policy.max_rows, 8);
+  EXPECT_EQ(policy.max_queue_delay, std::chrono::microseconds(1500));
+  EXPECT_THAT(policy.preferred_batch_sizes, ElementsAre(8));
+}
+
+TEST(BatchTunerTest, PolicyOfAnUnbatchedModelRunsRequestsAlone) {
+  ModelConfig config;
+  const BatchPolicy policy = PolicyFromConfig(config);
+  EXPECT_FALSE(policy.dynamic);
+  EXPECT_EQ(policy.max_rows, 1);
+}
+
+TEST(BatchTunerTest, DescribeTuningMarksTheChosenSize) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(32, 100), model, time);
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  const std::string text = DescribeTuning(*tuning);
+  EXPECT_THAT(text, AllOf(HasSubstr("batch 1: 12.00 ms, 83 items/s, within SLO\n"),
+                          HasSubstr("batch 16: 42.00 ms, 381 items/s, within SLO <- chosen"),
+                          HasSubstr("batch 32: 74.00 ms, 432 items/s, over SLO")));
+}
+
+}  // namespace
+}  // namespace inferd
