@@ -28,6 +28,11 @@ absl::Status TimeoutStatus(const QueueConfig& queue, const std::string& label,
 Scheduler::Scheduler(SchedulerOptions options, const ModelConfig* config, BackendModel* model,
                      ModelStats* stats)
     : options_(std::move(options)),
+      draining_policy_([this] {
+        BatchPolicy policy = options_.batch_policy;
+        policy.max_queue_delay = Duration::zero();
+        return policy;
+      }()),
       config_(config),
       model_(model),
       stats_(stats),
@@ -113,9 +118,7 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
     const TimePoint now = options_.time->Now();
     queue_.TakeExpired(now, expired);
     // Stopping: run what is queued at once instead of waiting for batches to fill.
-    BatchPolicy policy = options_.batch_policy;
-    if (stopping_) policy.max_queue_delay = Duration::zero();
-    BatchPlan plan = PlanBatch(queue_, policy, now);
+    BatchPlan plan = PlanBatch(queue_, stopping_ ? draining_policy_ : options_.batch_policy, now);
     if (!plan.positions.empty()) *batch = queue_.Take(plan.positions);
     if (!batch->empty() || !expired->empty()) return true;
     if (stopping_ && queue_.empty()) return false;

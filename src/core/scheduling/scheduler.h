@@ -76,6 +76,7 @@ class Scheduler {
   void Deliver(uint64_t sequence, Completion completion);
 
   const SchedulerOptions options_;
+  const BatchPolicy draining_policy_;  // options_.batch_policy without the queue delay
   const ModelConfig* const config_;
   BackendModel* const model_;
   ModelStats* const stats_;
