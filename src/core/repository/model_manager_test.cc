@@ -1,19 +1,16 @@
 #include "core/repository/model_manager.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <span>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,30 +21,8 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-// A fresh folder under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "inferd_model_manager_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-void WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+using testing::TempDir;
+using testing::WriteFile;
 
 // Returns its first input doubled as its only output; the output datatype can be changed
 // with the config parameter `output_datatype` to make the warm-up check fail.
@@ -121,7 +96,7 @@ class ModelManagerTest : public ::testing::Test {
     }
   }
 
-  TempDir repo_;
+  TempDir repo_{"inferd_model_manager"};
 };
 
 TEST_F(ModelManagerTest, EmptyRepositoryHasNoModels) {

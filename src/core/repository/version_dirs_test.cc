@@ -1,14 +1,12 @@
 #include "core/repository/version_dirs.h"
 
-#include <stdlib.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
-#include <system_error>
 
+#include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -18,6 +16,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Optional;
+using testing::TempDir;
 
 TEST(VersionDirsTest, AcceptsCanonicalNonNegativeIntegers) {
   EXPECT_THAT(ParseVersionDirName("0"), Optional(int64_t{0}));
@@ -52,27 +51,8 @@ TEST(VersionDirsTest, RejectsOverflow) {
   EXPECT_EQ(ParseVersionDirName("99999999999999999999999"), std::nullopt);
 }
 
-// A fresh folder under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "inferd_version_dirs_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 TEST(VersionDirsTest, ScanListsVersionFoldersAscendingAndIgnoresOthers) {
-  TempDir dir;
+  TempDir dir("inferd_version_dirs");
   for (const char* name : {"3", "1", "007", "1a", "-1"}) {
     std::filesystem::create_directory(dir.path() / name);
   }
@@ -86,7 +66,7 @@ TEST(VersionDirsTest, ScanListsVersionFoldersAscendingAndIgnoresOthers) {
 }
 
 TEST(VersionDirsTest, ScanOfMissingFolderIsEmpty) {
-  TempDir dir;
+  TempDir dir("inferd_version_dirs");
   const VersionDirScan scan = ScanVersionDirs(dir.path() / "does_not_exist");
   EXPECT_THAT(scan.versions, IsEmpty());
   EXPECT_THAT(scan.ignored, IsEmpty());

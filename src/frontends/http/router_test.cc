@@ -1,15 +1,11 @@
 #include "frontends/http/router.h"
 
-#include <stdlib.h>
-
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -18,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -29,30 +26,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
 using ::testing::StartsWith;
-
-// A fresh folder under the system temp directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "inferd_router_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-void WriteFile(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
+using testing::TempDir;
+using testing::WriteFile;
 
 // Records every reply; Defer runs the encoder on the calling (execution) thread.
 class RecordingResponder : public Responder {
@@ -197,7 +172,7 @@ class RouterTest : public ::testing::Test {
     return Call(HttpMethod::kPost, path, query, std::move(body));
   }
 
-  TempDir repo_;
+  TempDir repo_{"inferd_router"};
   std::atomic<bool> draining_{false};
   std::unique_ptr<ModelManager> models_;
   std::unique_ptr<HttpRouter> router_;
