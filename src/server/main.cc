@@ -1,7 +1,6 @@
 // inferd: wiring only. Parses flags, loads the repository, serves HTTP until SIGTERM/SIGINT,
 // then drains and exits 0.
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/torch/torch_backend.h"
+#include "common/cores.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
@@ -21,11 +21,6 @@
 
 namespace inferd {
 namespace {
-
-int CoresAvailable() {
-  cpu_set_t set;
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-}
 
 void LogModelSummary(const ModelManager& models) {
   const std::vector<ModelStatus> index = models.Index();

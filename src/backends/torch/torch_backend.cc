@@ -1,7 +1,5 @@
 #include "backends/torch/torch_backend.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <set>
 #include <string>
@@ -17,18 +15,13 @@
 #include <torch/script.h>
 
 #include "backends/torch/torch_dtype.h"
+#include "common/cores.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace inferd {
 namespace {
-
-int CoresAvailable() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-  return 1;
-}
 
 struct TorchModelOptions {
   bool freeze = true;
