@@ -24,18 +24,51 @@ std::string Excerpt(element value) {
   return text;
 }
 
-// Converts one JSON leaf to the tensor's element type and stores it at `out`.
+// Converts JSON leaves to the tensor's element type and stores them at `out`, in order.
+//
+// With an expected shape (nested data) it also checks, in the same pass, that every list has
+// the length that shape gives at its depth; without one (flat data) any nesting is accepted
+// and only the total count must match. Both run once per request on an I/O thread, so the
+// innermost lists, which hold nearly every element, go through a loop typed per datatype.
 class LeafWriter {
  public:
-  LeafWriter(DataType type, std::byte* out, int64_t capacity, std::string_view what)
-      : type_(type), out_(out), capacity_(capacity), what_(what) {}
+  LeafWriter(DataType type, std::byte* out, int64_t capacity, std::string_view what,
+             const Shape* expected_shape = nullptr)
+      : type_(type), out_(out), capacity_(capacity), what_(what), shape_(expected_shape) {}
 
-  absl::Status Write(element value) {
-    if (value.type() == element_type::ARRAY) {
-      const simdjson::dom::array array = value.get_array().value_unsafe();
-      for (element child : array) RETURN_IF_ERROR(Write(child));
-      return absl::OkStatus();
+  absl::Status Write(element value) { return Write(value, 0); }
+
+  int64_t count() const { return count_; }
+
+ private:
+  absl::Status Write(element value, size_t depth) {
+    if (value.type() != element_type::ARRAY) {
+      if (shape_ != nullptr && depth != shape_->size()) return Ragged(depth);
+      return StoreOne(value);
     }
+    if (shape_ != nullptr && depth == shape_->size()) {
+      return absl::InvalidArgumentError(StrCat(what_, ": the nested lists are ragged (deeper than ",
+                                               ShapeToString(*shape_), " at one element)"));
+    }
+    const simdjson::dom::array array = value.get_array().value_unsafe();
+    if (shape_ != nullptr && static_cast<int64_t>(array.size()) != (*shape_)[depth]) {
+      return Ragged(depth);
+    }
+    const bool innermost = shape_ != nullptr && depth + 1 == shape_->size();
+    if (innermost && count_ + static_cast<int64_t>(array.size()) <= capacity_) {
+      return WriteRow(array);
+    }
+    for (element child : array) RETURN_IF_ERROR(Write(child, depth + 1));
+    return absl::OkStatus();
+  }
+
+  absl::Status Ragged(size_t depth) const {
+    return absl::InvalidArgumentError(StrCat(
+        what_, ": the nested lists are ragged (expected ", (*shape_)[depth], " elements at depth ",
+        depth, " as the first row has, shape ", ShapeToString(*shape_), ")"));
+  }
+
+  absl::Status StoreOne(element value) {
     if (count_ >= capacity_) {
       ++count_;  // keep counting so the error can say how many elements there were
       return absl::OkStatus();
@@ -45,9 +78,47 @@ class LeafWriter {
     return absl::OkStatus();
   }
 
-  int64_t count() const { return count_; }
+  // A list of leaves that fits in the tensor. FP32, by far the most common input, skips the
+  // per-element dispatch on the datatype.
+  absl::Status WriteRow(const simdjson::dom::array& array) {
+    if (type_ != DataType::kFp32) {
+      for (element child : array) RETURN_IF_ERROR(StoreLeaf(child));
+      return absl::OkStatus();
+    }
+    float* out = reinterpret_cast<float*>(out_) + count_;
+    for (element child : array) {
+      double v;
+      switch (child.type()) {
+        case element_type::DOUBLE:
+          v = child.get_double().value_unsafe();
+          break;
+        case element_type::INT64:
+          v = static_cast<double>(child.get_int64().value_unsafe());
+          break;
+        case element_type::UINT64:
+          v = static_cast<double>(child.get_uint64().value_unsafe());
+          break;
+        default:
+          return StoreLeaf(child);  // not a number: Store words the error
+      }
+      if (std::fabs(v) > std::numeric_limits<float>::max() && std::isfinite(v)) {
+        return StoreLeaf(child);  // out of range: Store words the error
+      }
+      *out++ = static_cast<float>(v);
+      ++count_;
+    }
+    return absl::OkStatus();
+  }
 
- private:
+  // One element of an innermost list: it must be a leaf.
+  absl::Status StoreLeaf(element value) {
+    if (value.type() == element_type::ARRAY) {
+      return absl::InvalidArgumentError(StrCat(what_, ": the nested lists are ragged (deeper than ",
+                                               ShapeToString(*shape_), " at one element)"));
+    }
+    return StoreOne(value);
+  }
+
   absl::Status Bad(element value, std::string_view expected) const {
     return absl::InvalidArgumentError(StrCat(what_, ": element ", count_, " is ", Excerpt(value),
                                              ", but ", DataTypeName(type_), " data must be ",
@@ -157,6 +228,7 @@ class LeafWriter {
   std::byte* const out_;
   const int64_t capacity_;
   const std::string_view what_;
+  const Shape* const shape_;
   int64_t count_ = 0;
 };
 
@@ -166,28 +238,6 @@ int64_t CountLeaves(element value) {
   const simdjson::dom::array array = value.get_array().value_unsafe();
   for (element child : array) count += CountLeaves(child);
   return count;
-}
-
-// Derives a shape from the first element at each depth, then checks every array against it.
-absl::Status CheckRectangular(element value, const Shape& shape, size_t depth,
-                              std::string_view what) {
-  if (depth == shape.size()) {
-    if (value.type() == element_type::ARRAY) {
-      return absl::InvalidArgumentError(StrCat(what, ": the nested lists are ragged (deeper than ",
-                                               ShapeToString(shape), " at one element)"));
-    }
-    return absl::OkStatus();
-  }
-  simdjson::dom::array array;
-  if (value.get(array) || static_cast<int64_t>(array.size()) != shape[depth]) {
-    return absl::InvalidArgumentError(StrCat(
-        what, ": the nested lists are ragged (expected ", shape[depth], " elements at depth ",
-        depth, " as the first row has, shape ", ShapeToString(shape), ")"));
-  }
-  for (element child : array) {
-    RETURN_IF_ERROR(CheckRectangular(child, shape, depth + 1, what));
-  }
-  return absl::OkStatus();
 }
 
 template <typename T>
@@ -241,25 +291,32 @@ void WriteElement(const Tensor& tensor, int64_t index, JsonWriter& writer) {
   }
 }
 
+// `nested`: the data must be nested lists of exactly `shape` (DecodeNestedTensor derived it
+// from the first element at each depth); otherwise any nesting with the right count will do.
+absl::StatusOr<Tensor> Decode(element data, DataType type, Shape shape, bool nested,
+                              std::string_view what, int64_t max_elements) {
+  ASSIGN_OR_RETURN(int64_t expected, ElementCount(shape));
+  if (expected > max_elements) {
+    // The data cannot match; count it (only on this error path) to say by how much.
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", ShapeToString(shape), " needs ",
+                                             expected, " elements, but data has ",
+                                             CountLeaves(data)));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::AllocateForOverwrite(type, shape));
+  LeafWriter writer(type, tensor.mutable_data(), expected, what, nested ? &shape : nullptr);
+  RETURN_IF_ERROR(writer.Write(data));
+  if (writer.count() != expected) {
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", ShapeToString(shape), " needs ",
+                                             expected, " elements, but data has ", writer.count()));
+  }
+  return tensor;
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> DecodeTensorData(element data, DataType type, Shape shape,
                                         std::string_view what, int64_t max_elements) {
-  ASSIGN_OR_RETURN(int64_t expected, ElementCount(shape));
-  const std::string shape_text = ShapeToString(shape);
-  if (expected > max_elements) {
-    // The data cannot match; count it (only on this error path) to say by how much.
-    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ", expected,
-                                             " elements, but data has ", CountLeaves(data)));
-  }
-  ASSIGN_OR_RETURN(Tensor tensor, Tensor::AllocateForOverwrite(type, std::move(shape)));
-  LeafWriter writer(type, tensor.mutable_data(), expected, what);
-  RETURN_IF_ERROR(writer.Write(data));
-  if (writer.count() != expected) {
-    return absl::InvalidArgumentError(StrCat(what, ": shape ", shape_text, " needs ", expected,
-                                             " elements, but data has ", writer.count()));
-  }
-  return tensor;
+  return Decode(data, type, std::move(shape), /*nested=*/false, what, max_elements);
 }
 
 absl::StatusOr<Tensor> DecodeNestedTensor(element data, DataType type, std::string_view what,
@@ -271,8 +328,7 @@ absl::StatusOr<Tensor> DecodeNestedTensor(element data, DataType type, std::stri
     if (array.size() == 0) break;
     e = array.at(0).value_unsafe();
   }
-  RETURN_IF_ERROR(CheckRectangular(data, shape, 0, what));
-  return DecodeTensorData(data, type, std::move(shape), what, max_elements);
+  return Decode(data, type, std::move(shape), /*nested=*/true, what, max_elements);
 }
 
 void WriteFlatData(const Tensor& tensor, JsonWriter& writer) {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Instructions per request by thread and by function, counted by valgrind's callgrind while
+# 3,000 POST /predict requests (8 keep-alive clients) reach mlp_scorer. Instruction counts
+# do not depend on what else the machine runs, so two binaries compare exactly even on a
+# busy machine. Startup under valgrind takes about a minute.
+#
+#   bench/cost/instructions_per_request.sh [BINARY] [TOP_FUNCTIONS]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$here/../.."
+BIN="$(realpath "${1:-$root/build/inferd}")"; TOP="${2:-15}"
+export WORK="${WORK:-/tmp/inferd-cost}"; PORT="${PORT:-18090}"; REQUESTS=3000
+"$here/make_repo.sh"
+cd "$WORK"
+rm -f callgrind.out*
+valgrind --tool=callgrind --callgrind-out-file=callgrind.out "$BIN" --model-repository repo \
+  --http-port "$PORT" --log-level warn > valgrind.log 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for _ in $(seq 600); do curl -s -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.5; done
+wrk -t1 -c8 -d3s -s "$root/bench/predict.lua" "http://127.0.0.1:$PORT/predict?model=mlp_scorer" \
+  -- body.json > /dev/null  # warm-up: first-touch costs stay out of the count
+callgrind_control -z "$pid" > /dev/null 2>&1
+python3 - "$PORT" "$REQUESTS" <<'PY'
+import http.client, sys, threading
+port, total = int(sys.argv[1]), int(sys.argv[2])
+body = open("body.json", "rb").read()
+def client(n):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    for _ in range(n):
+        connection.request("POST", "/predict?model=mlp_scorer", body,
+                           {"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 200, answer.status
+threads = [threading.Thread(target=client, args=(total // 8,)) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+PY
+callgrind_control -d "$pid" > /dev/null 2>&1
+dump="$(ls -t callgrind.out.* | head -1)"
+echo "$BIN: instructions per request ($REQUESTS requests; inclusive for threads, exclusive for functions)"
+callgrind_annotate --threshold=100 "$dump" 2>/dev/null | sed -n '/file:function/,$p' | tail -n +3 \
+  | head -n "$((TOP + 2))" | python3 -c '
+import re, sys
+n = int(sys.argv[1])
+for line in sys.stdin:
+    m = re.match(r"\s*([\d,]+)\s+\(\s*([\d.]+)%\)\s+(.*)", line)
+    if not m: continue
+    name = re.sub(r"\s*\[/.*", "", m.group(3))
+    name = re.sub(r"^\?\?\?:", "", name)
+    if "start_thread" in name or "clone.S" in name: continue
+    count = int(m.group(1).replace(",", "")) / n
+    print(f"{count:>12,.0f}  {name[:110]}")
+' "$REQUESTS"
