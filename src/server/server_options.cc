@@ -1,10 +1,40 @@
 #include "server/server_options.h"
 
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+
 #include <CLI/CLI.hpp>
 
 #include "server/version.h"
 
 namespace inferd {
+namespace {
+
+// CLI11 names the flag in its errors even when the bad value came from the flag's
+// environment variable; someone who set MAX_WORKERS=0 would look for a flag they never
+// passed. Returns a line naming the variable and its value, or "" when the error is not
+// about a value taken from the environment.
+std::string EnvironmentSource(const CLI::App& app, int argc, char** argv, std::string_view error) {
+  for (const CLI::Option* option : app.get_options()) {
+    const std::string& variable = option->get_envname();
+    const char* value = variable.empty() ? nullptr : std::getenv(variable.c_str());
+    const std::string flag = option->get_name();  // "--default-instances"
+    if (value == nullptr || flag.empty() || error.find(flag) == std::string_view::npos) continue;
+    bool on_command_line = false;
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg(argv[i]);
+      on_command_line |= arg == flag || arg.starts_with(flag + "=");
+    }
+    if (on_command_line) continue;
+    return "The value came from the environment variable " + variable + "=\"" + value + "\" (" +
+           flag + " overrides it).";
+  }
+  return "";
+}
+
+}  // namespace
 
 std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit_code) {
   ServerOptions options;
@@ -63,6 +93,9 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     *exit_code = app.exit(e);
+    if (const std::string source = EnvironmentSource(app, argc, argv, e.what()); !source.empty()) {
+      std::cerr << source << "\n";
+    }
     return std::nullopt;
   }
   return options;

@@ -4,11 +4,13 @@ table, and BATCH_SIZE / MAX_WORKERS fill configs that leave the fields out."""
 
 import http.client
 import json
+import re
 import subprocess
 import threading
 from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 from inferd_harness import (INFERD_BINARY, assert_close, assert_error, clean_env, free_port,
@@ -197,15 +199,16 @@ def test_batch_size_env_fills_a_config_without_max_batch_size(start_server, tmp_
     assert _model_stats(server, "mlp_scorer")["batching"]["max_batch_size"] == 32
 
 
-def _thread_names(pid):
-    """The names of a process's threads (Linux); execution instances are named "model:v#i"."""
+def _instance_thread_names(pid):
+    """The names of a process's execution-instance threads (Linux): "model:v#i", i a number
+    (each model also has a deadline watcher, "model:v#t")."""
     names = []
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             names.append((task / "comm").read_text().strip())
         except OSError:
             pass  # the thread ended meanwhile
-    return names
+    return [n for n in names if re.fullmatch(r".+:\d+#\d+", n)]
 
 
 def test_max_workers_env_sets_instances_of_configs_without_them(start_server, tmp_path):
@@ -213,7 +216,7 @@ def test_max_workers_env_sets_instances_of_configs_without_them(start_server, tm
     _edit(repo / "digits" / "config.yaml", "instances:\n  - count: 1\n    device: cpu\n", "")
     server = start_server(repo, env={"MAX_WORKERS": "3"})
 
-    names = _thread_names(server.proc.pid)
+    names = _instance_thread_names(server.proc.pid)
     assert sorted(n for n in names if n.startswith("digits:1#")) == \
         ["digits:1#0", "digits:1#1", "digits:1#2"], names
     # mlp_scorer's config says one instance.
@@ -221,9 +224,9 @@ def test_max_workers_env_sets_instances_of_configs_without_them(start_server, tm
 
 
 @pytest.mark.parametrize("env,fragment", [
-    ({"MAX_WORKERS": "0"}, "--default-instances"),
-    ({"BATCH_SIZE": "-1"}, "--default-max-batch-size"),
-    ({"BATCH_SIZE": "lots"}, "--default-max-batch-size"),
+    ({"MAX_WORKERS": "0"}, 'environment variable MAX_WORKERS="0"'),
+    ({"BATCH_SIZE": "-1"}, 'environment variable BATCH_SIZE="-1"'),
+    ({"BATCH_SIZE": "lots"}, 'environment variable BATCH_SIZE="lots"'),
 ])
 def test_bad_batch_size_or_max_workers_env_exits_nonzero(small_repository, env, fragment):
     result = subprocess.run(

@@ -46,12 +46,18 @@ Scheduler::Scheduler(SchedulerOptions options, const ModelConfig* config, Backen
       RunInstance();
     });
   }
+  deadline_watcher_ = std::thread([this] {
+    const std::string name = StrCat(options_.label, "#t").substr(0, 15);
+    pthread_setname_np(pthread_self(), name.c_str());
+    WatchDeadlines();
+  });
 }
 
 Scheduler::~Scheduler() { Stop(); }
 
 void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
   absl::Status refused;
+  bool wake_watcher = false;
   {
     MutexLock lock(&mu_);
     if (stopping_) {
@@ -72,12 +78,21 @@ void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
         pending.deadline = pending.enqueued + std::chrono::microseconds(timeout_us);
       pending.sequence = next_sequence_++;
       pending.request = std::move(request);
+      if (pending.deadline && *pending.deadline < watcher_wake_at_) {
+        watcher_wake_at_ = *pending.deadline;
+        ++deadline_version_;
+        wake_watcher = true;
+      }
       queue_.Push(std::move(pending));
       ++queue_version_;
     }
   }
   if (refused.ok()) {
-    work_changed_.NotifyAll();
+    // One instance is enough: an instance that takes a batch and leaves work behind wakes
+    // the next one. Waking all of them per arrival cost a futex call and a context switch
+    // per idle instance.
+    work_changed_.NotifyOne();
+    if (wake_watcher) deadline_changed_.NotifyOne();
     return;
   }
   stats_->RecordFailure(Duration::zero());
@@ -91,9 +106,11 @@ void Scheduler::Stop() {
     ++queue_version_;
   }
   work_changed_.NotifyAll();
+  deadline_changed_.NotifyAll();
   for (std::thread& instance : instances_) {
     if (instance.joinable()) instance.join();
   }
+  if (deadline_watcher_.joinable()) deadline_watcher_.join();
 }
 
 size_t Scheduler::queue_depth() const {
@@ -119,14 +136,16 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
     queue_.TakeExpired(now, expired);
     // Stopping: run what is queued at once instead of waiting for batches to fill.
     BatchPlan plan = PlanBatch(queue_, stopping_ ? draining_policy_ : options_.batch_policy, now);
-    if (!plan.positions.empty()) *batch = queue_.Take(plan.positions);
+    if (!plan.positions.empty()) {
+      *batch = queue_.Take(plan.positions);
+      // Work left behind goes to an idle instance, if there is one (see Enqueue).
+      if (!queue_.empty()) work_changed_.NotifyOne();
+    }
     if (!batch->empty() || !expired->empty()) return true;
     if (stopping_ && queue_.empty()) return false;
 
-    std::optional<TimePoint> wake = plan.decide_again_at;
-    if (std::optional<TimePoint> deadline = queue_.EarliestDeadline()) {
-      wake = wake ? std::min(*wake, *deadline) : *deadline;
-    }
+    // Deadlines are the watcher's job; an instance waits for arrivals or the batch delay.
+    const std::optional<TimePoint> wake = plan.decide_again_at;
     const uint64_t seen = queue_version_;
     auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_version_ != seen; };
     if (wake) {
@@ -134,6 +153,37 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
       work_changed_.WaitUntil(&mu_, Clock::now() + (*wake - now), changed);
     } else {
       work_changed_.Wait(&mu_, changed);
+    }
+  }
+}
+
+void Scheduler::WatchDeadlines() {
+  std::vector<PendingRequest> expired;
+  while (NextExpired(&expired)) {
+    Expire(std::move(expired));
+    expired.clear();
+  }
+}
+
+bool Scheduler::NextExpired(std::vector<PendingRequest>* expired) {
+  MutexLock lock(&mu_);
+  for (;;) {
+    if (stopping_) return false;
+    const TimePoint now = options_.time->Now();
+    queue_.TakeExpired(now, expired);
+    if (!expired->empty()) return true;
+
+    const std::optional<TimePoint> deadline = queue_.EarliestDeadline();
+    watcher_wake_at_ = deadline.value_or(TimePoint::max());
+    const uint64_t seen = deadline_version_;
+    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || deadline_version_ != seen;
+    };
+    if (deadline) {
+      // In the injected time source's terms, as NextWork's batch delay.
+      deadline_changed_.WaitUntil(&mu_, Clock::now() + (*deadline - now), changed);
+    } else {
+      deadline_changed_.Wait(&mu_, changed);
     }
   }
 }

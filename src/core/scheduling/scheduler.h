@@ -3,8 +3,9 @@
 // Enqueue only takes a mutex and never waits on a model, so I/O threads call it directly.
 // Each execution instance is a thread: it plans a batch from the queue (BatchPlanner), runs
 // it on the shared BackendModel and answers every request in it. Requests whose deadline
-// passes while queued are answered with the configured timeout status and never executed;
-// a full queue refuses new requests at once.
+// passes while queued are answered with the configured timeout status and never executed:
+// a deadline watcher thread answers them on time even while every instance is busy on a long
+// batch. A full queue refuses new requests at once.
 //
 // Thread-safety: all public methods are thread-safe.
 // Ownership: the scheduler owns queued requests; `model`, `config` and `stats` must outlive
@@ -70,6 +71,10 @@ class Scheduler {
   void RunInstance();
   // Waits for work; returns false when stopped with nothing left to do.
   bool NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired);
+  void WatchDeadlines();
+  // Waits until a queued request's deadline passes; returns false once stopping (the
+  // instances then answer whatever is left, expired requests included).
+  bool NextExpired(std::vector<PendingRequest>* expired);
   void Execute(std::vector<PendingRequest> batch);
   void Expire(std::vector<PendingRequest> expired);
   // Answers a request that went through the queue, in arrival order if so configured.
@@ -88,12 +93,19 @@ class Scheduler {
   uint64_t queue_version_ ABSL_GUARDED_BY(mu_) = 0;  // bumped on every arrival and on Stop
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
+  // The deadline watcher sleeps until `watcher_wake_at_` (max: no deadline queued); an
+  // arrival with an earlier deadline bumps `deadline_version_` and wakes it.
+  CondVar deadline_changed_;
+  TimePoint watcher_wake_at_ ABSL_GUARDED_BY(mu_) = TimePoint::max();
+  uint64_t deadline_version_ ABSL_GUARDED_BY(mu_) = 0;
+
   // preserve_ordering: answers wait here until every earlier request is answered.
   Mutex order_mu_;
   uint64_t next_to_deliver_ ABSL_GUARDED_BY(order_mu_) = 0;
   std::map<uint64_t, Completion> waiting_ ABSL_GUARDED_BY(order_mu_);
 
   std::vector<std::thread> instances_;
+  std::thread deadline_watcher_;
 };
 
 }  // namespace inferd

@@ -113,6 +113,33 @@ TEST(SchedulerTest, ExpiredRequestGetsDeadlineExceededAndNeverRuns) {
   EXPECT_EQ(s.success.count, 3u);
 }
 
+TEST(SchedulerTest, ExpiredRequestIsAnsweredWhileEveryInstanceIsBusy) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  Event gate;
+  model.BlockOn(&gate);
+  ModelStats stats;
+  Completions completions;
+  FakeTimeSource time;
+  SchedulerOptions options = Options();
+  options.time = &time;
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
+  ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
+  scheduler.Enqueue(WithTimeout(MakeRequest("late", {1.0f}, completions), milliseconds(1)));
+  time.Advance(milliseconds(1));
+
+  // The only instance is still inside the model: the deadline watcher answers.
+  ASSERT_TRUE(completions.WaitFor(1));
+  EXPECT_EQ(completions.Of("late").status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(model.calls(), 1);
+  gate.Notify();
+  ASSERT_TRUE(completions.WaitFor(2));
+  EXPECT_TRUE(completions.Of("running").status.ok());
+  EXPECT_EQ(model.calls(), 1);
+}
+
 TEST(SchedulerTest, ExpiredRequestGetsResourceExhaustedWhenTimeoutStatusIs429) {
   const ModelConfig config = TestConfig();
   FakeModel model;
