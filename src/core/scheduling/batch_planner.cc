@@ -38,23 +38,27 @@ size_t LargestPreferredPrefix(const std::vector<Candidate>& candidates,
 
 BatchPlan PlanBatch(const RequestQueue& queue, const BatchPolicy& policy, TimePoint now) {
   if (queue.empty()) return {};
+  const bool backlog = policy.dynamic && policy.backlog_rows > 0 &&
+                       queue.rows() >= policy.backlog_rows &&
+                       policy.backlog_max_rows > policy.max_rows;
+  const int64_t max_rows = backlog ? policy.backlog_max_rows : policy.max_rows;
   const PendingRequest* head = nullptr;
   std::vector<Candidate> candidates;
   int64_t rows = 0;
   queue.ForEachInOrder([&](size_t level, size_t index, const PendingRequest& pending) {
     if (head == nullptr) {
       head = &pending;
-    } else if (!policy.dynamic || rows + pending.rows > policy.max_rows ||
+    } else if (!policy.dynamic || rows + pending.rows > max_rows ||
                !ShapesCompatible(*head->request, *pending.request)) {
       return policy.dynamic;  // skipped; later (smaller, compatible) requests may still fit
     }
     candidates.push_back({{level, index}, pending.rows});
     rows += pending.rows;
-    return rows < policy.max_rows;
+    return rows < max_rows;
   });
 
   // Without batching, or a request as large as a batch: it runs alone, now.
-  if (!policy.dynamic || rows >= policy.max_rows) return Run(candidates, candidates.size());
+  if (!policy.dynamic || rows >= max_rows || backlog) return Run(candidates, candidates.size());
 
   const std::vector<int>& preferred = policy.preferred_batch_sizes;
   if (!preferred.empty() && rows >= preferred.back()) {

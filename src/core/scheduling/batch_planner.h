@@ -6,6 +6,11 @@
 // max_rows. The batch runs at once when it is full or reaches the largest preferred size;
 // otherwise it waits until the head has waited max_queue_delay, then runs the largest
 // preferred size it can form exactly, or everything it has.
+//
+// Backlog mode (set by auto-tuning): once the queue holds `backlog_rows` rows or more, a new
+// request would miss the latency SLO whatever the batch size, so latency is best served by
+// draining the queue fastest: batches of up to `backlog_max_rows` (the size with the best
+// measured throughput) run at once, without waiting for preferred sizes or the delay.
 #ifndef INFERD_CORE_SCHEDULING_BATCH_PLANNER_H_
 #define INFERD_CORE_SCHEDULING_BATCH_PLANNER_H_
 
@@ -24,6 +29,8 @@ struct BatchPolicy {
   int64_t max_rows = 1;
   Duration max_queue_delay{0};
   std::vector<int> preferred_batch_sizes;  // ascending
+  int64_t backlog_rows = 0;                // 0: no backlog mode
+  int64_t backlog_max_rows = 0;
 };
 
 struct BatchPlan {

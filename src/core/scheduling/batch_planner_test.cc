@@ -198,5 +198,41 @@ TEST_F(BatchPlannerTest, OversizedRequestBehindTheHeadWaitsForItsOwnTurn) {
   EXPECT_THAT(plan.positions, ElementsAre(Pair(0u, 0u), Pair(0u, 2u)));
 }
 
+// Backlog mode: max_rows 2 with preferred size 2 and a long delay; from 4 queued rows on,
+// batches of up to 6 rows run at once.
+BatchPolicy WithBacklog() {
+  BatchPolicy policy = Dynamic(2, milliseconds(50), {2});
+  policy.backlog_rows = 4;
+  policy.backlog_max_rows = 6;
+  return policy;
+}
+
+TEST_F(BatchPlannerTest, BelowTheBacklogThresholdTheSloSizeApplies) {
+  for (int i = 0; i < 3; ++i) Add(1, kT0);
+  const BatchPlan plan = PlanBatch(queue_, WithBacklog(), kT0);
+  EXPECT_THAT(plan.positions, ElementsAre(Pair(0u, 0u), Pair(0u, 1u)));
+}
+
+TEST_F(BatchPlannerTest, BacklogRunsUpToTheThroughputBestSizeAtOnce) {
+  for (int i = 0; i < 8; ++i) Add(1, kT0);
+  const BatchPlan plan = PlanBatch(queue_, WithBacklog(), kT0);
+  EXPECT_EQ(plan.positions.size(), 6u);
+}
+
+TEST_F(BatchPlannerTest, BacklogDoesNotWaitForTheDelay) {
+  Add(3, kT0);
+  Add(1, kT0);  // 4 rows queued: the 3-row request cannot join a 2-row batch, but fits in 6
+  const BatchPlan plan = PlanBatch(queue_, WithBacklog(), kT0);
+  EXPECT_THAT(plan.positions, ElementsAre(Pair(0u, 0u), Pair(0u, 1u)));
+  EXPECT_EQ(plan.decide_again_at, std::nullopt);
+}
+
+TEST_F(BatchPlannerTest, BacklogCountsRowsNotRequests) {
+  Add(2, kT0);
+  Add(1, kT0);  // 3 rows in 2 requests: below the threshold of 4 rows
+  const BatchPlan plan = PlanBatch(queue_, WithBacklog(), kT0);
+  EXPECT_THAT(plan.positions, ElementsAre(Pair(0u, 0u)));
+}
+
 }  // namespace
 }  // namespace inferd

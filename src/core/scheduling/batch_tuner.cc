@@ -1,6 +1,7 @@
 #include "core/scheduling/batch_tuner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -17,6 +18,12 @@ namespace {
 constexpr size_t kMinRuns = 5;
 constexpr size_t kMaxRuns = 200;
 constexpr auto kTimePerSize = std::chrono::milliseconds(300);
+// Sizes past the SLO are only for backlog mode; a batch longer than this many SLOs would
+// hold every request behind it too long even there.
+constexpr double kBacklogLatencyLimitInSlos = 10;
+// A larger batch must beat the best throughput so far by this much: within noise, the
+// smaller batch has the lower latency for the same throughput.
+constexpr double kMinGain = 1.03;
 
 std::vector<int64_t> CandidateSizes(const ModelConfig& config) {
   std::set<int64_t> sizes;
@@ -36,11 +43,18 @@ absl::StatusOr<double> MedianLatencyMs(const ModelConfig& config, BackendModel& 
                      Tensor::Allocate(spec.datatype, config.ExampleShape(spec, batch)));
     inputs.push_back(std::move(input));
   }
-  // Untimed: the first runs at a new shape pay for allocation and graph specialisation.
-  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(model.Execute(inputs).status());
+  // Untimed: the first run at a new shape pays for allocation and graph specialisation; a
+  // second one settles caches, unless a run is slow enough that one timed run is telling.
+  const TimePoint first = time.Now();
+  RETURN_IF_ERROR(model.Execute(inputs).status());
+  const bool slow = time.Now() - first > kTimePerSize / kMinRuns;
+  if (!slow) RETURN_IF_ERROR(model.Execute(inputs).status());
+  // Slow sizes (large batches of a large model) get 3 timed runs, not kMinRuns: tuning
+  // ResNet-18 up to batch 32 on 2 cores would otherwise add many seconds to its load.
+  const size_t min_runs = slow ? 3 : kMinRuns;
   std::vector<double> latencies;
   const TimePoint budget_end = time.Now() + kTimePerSize;
-  while (latencies.size() < kMinRuns || (latencies.size() < kMaxRuns && time.Now() < budget_end)) {
+  while (latencies.size() < min_runs || (latencies.size() < kMaxRuns && time.Now() < budget_end)) {
     const TimePoint start = time.Now();
     RETURN_IF_ERROR(model.Execute(inputs).status());
     latencies.push_back(Milliseconds(time.Now() - start));
@@ -65,7 +79,9 @@ absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendMode
   BatchTuning tuning;
   tuning.latency_slo_ms = config.dynamic_batching.latency_slo_ms;
   const double delay_ms = config.dynamic_batching.max_queue_delay_us / 1000.0;
+  double best_within_slo = -1;
   double best = -1;
+  double chosen_items_per_s = 0;
   for (int64_t batch : CandidateSizes(config)) {
     ASSIGN_OR_RETURN(double latency_ms, MedianLatencyMs(config, model, time, batch));
     BatchSizeMeasurement m;
@@ -73,22 +89,36 @@ absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendMode
     m.latency_ms = latency_ms;
     m.items_per_s = latency_ms > 0 ? batch * 1000.0 / latency_ms : 0;
     m.within_slo = 2 * latency_ms + delay_ms <= tuning.latency_slo_ms;
-    // Larger batches must beat the best so far by 3 %: within noise, the smaller batch has
-    // the lower latency for the same throughput.
-    if (m.within_slo && m.items_per_s > best * 1.03) {
-      best = m.items_per_s;
-      tuning.chosen = batch;
-    }
     tuning.table.push_back(m);
-    // Latency grows with the batch: once over the SLO, larger sizes are too.
-    if (!m.within_slo && batch > 1) break;
+    if (m.within_slo && m.items_per_s > best_within_slo * kMinGain) {
+      best_within_slo = m.items_per_s;
+      tuning.chosen = batch;
+      chosen_items_per_s = m.items_per_s;
+    }
+    const bool usable =
+        m.within_slo || latency_ms <= kBacklogLatencyLimitInSlos * tuning.latency_slo_ms;
+    const bool gained = usable && m.items_per_s > best * kMinGain;
+    if (gained) {
+      best = m.items_per_s;
+      tuning.backlog_batch_size = batch;
+    }
+    // Latency grows with the batch: past the SLO, larger sizes only matter for backlog
+    // mode, and only while they still add throughput.
+    if (!m.within_slo && !gained) break;
   }
+  if (tuning.backlog_batch_size < tuning.chosen) tuning.backlog_batch_size = tuning.chosen;
+  tuning.backlog_rows = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(chosen_items_per_s * tuning.latency_slo_ms / 1000.0)));
   return tuning;
 }
 
 BatchPolicy ApplyTuning(BatchPolicy policy, const BatchTuning& tuning) {
   policy.max_rows = tuning.chosen;
   policy.preferred_batch_sizes = {static_cast<int>(tuning.chosen)};
+  if (tuning.backlog_batch_size > tuning.chosen) {
+    policy.backlog_rows = tuning.backlog_rows;
+    policy.backlog_max_rows = tuning.backlog_batch_size;
+  }
   return policy;
 }
 
@@ -101,6 +131,9 @@ std::string DescribeTuning(const BatchTuning& tuning) {
                   m.items_per_s, m.within_slo ? "within SLO" : "over SLO",
                   m.batch_size == tuning.chosen ? " <- chosen" : "");
     text += line;
+    if (m.batch_size == tuning.backlog_batch_size && tuning.backlog_batch_size > tuning.chosen) {
+      text += StrCat(" <- backlog (from ", tuning.backlog_rows, " queued rows)");
+    }
   }
   return text;
 }

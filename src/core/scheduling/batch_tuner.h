@@ -2,6 +2,12 @@
 // each candidate batch size on its own device, and choose the size with the highest
 // throughput whose worst-case queueing latency still meets the SLO.
 //
+// Under overload the SLO is lost whatever the batch size, and the queueing delay, which then
+// dominates latency, shrinks with throughput. So the tuner keeps measuring past the SLO
+// while throughput still grows, and the scheduler switches to the throughput-best size once
+// the queue holds more than the SLO size can finish within the SLO (backlog mode,
+// batch_planner.h).
+//
 // Why: measured on a 2-core CPU, batching gains 7-16x items/s on a tiny MLP but only
 // 1.0-1.4x on ResNet-18, and batch 32 can be slower per item than batch 4. One fixed
 // max_batch_size is wrong for some model; this finds the size per model, per machine.
@@ -33,17 +39,24 @@ struct BatchTuning {
   std::vector<BatchSizeMeasurement> table;
   int64_t chosen = 1;
   double latency_slo_ms = 0;
+  // The size with the best throughput measured (>= chosen), for backlog mode.
+  int64_t backlog_batch_size = 1;
+  // Queued rows from which a new request misses the SLO at the chosen size: what the chosen
+  // size processes in one SLO.
+  int64_t backlog_rows = 0;
 };
 
 // The batching the config asks for, before any tuning.
 BatchPolicy PolicyFromConfig(const ModelConfig& config);
 
-// Measures every candidate size (1, 2, 4, ... up to max_batch_size, and the preferred sizes)
-// on zero inputs and chooses one. Never exceeds max_batch_size.
+// Measures the candidate sizes (1, 2, 4, ... up to max_batch_size, and the preferred sizes)
+// on zero inputs and chooses one. Past the SLO it stops at the first size that does not
+// raise throughput by 3 %, or takes over 10 x the SLO. Never exceeds max_batch_size.
 absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendModel& model,
                                           const TimeSource& time);
 
-// The config's policy with the tuned size as the batch limit and the preferred size.
+// The config's policy with the tuned size as the batch limit and the preferred size, and
+// backlog mode when a larger size has more throughput.
 BatchPolicy ApplyTuning(BatchPolicy policy, const BatchTuning& tuning);
 
 // One line per size, for the log: "batch 8: 41.2 ms, 194 items/s, within SLO <- chosen".

@@ -91,18 +91,58 @@ TEST(BatchTunerTest, QueueDelayCountsAgainstTheSlo) {
 
   ASSERT_TRUE(tuning.ok()) << tuning.status();
   EXPECT_EQ(tuning->chosen, 8);
-  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16));
-  EXPECT_FALSE(tuning->table.back().within_slo);
+  EXPECT_FALSE(tuning->table[4].within_slo);  // batch 16
 }
 
-TEST(BatchTunerTest, StopsMeasuringAtTheFirstSizeOverTheSlo) {
+// Throughput grows up to batch 32 (400 items/s), then stays flat.
+Duration Saturating(int64_t batch) {
+  return batch <= 16 ? Linear(batch) : std::chrono::microseconds(2500 * batch);
+}
+
+TEST(BatchTunerTest, PastTheSloMeasuresWhileThroughputGrowsForBacklogMode) {
   FakeTimeSource time;
-  TimedModel model(&time, Linear);
+  TimedModel model(&time, Saturating);
   absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(256, 100), model, time);
 
   ASSERT_TRUE(tuning.ok()) << tuning.status();
-  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32));
-  for (int64_t batch : model.batches) EXPECT_LE(batch, 32);
+  EXPECT_EQ(tuning->chosen, 16);  // 42 ms: the largest within the SLO
+  // 32 runs 400 items/s against 381 at 16 (+5 %); 64 adds nothing, and stops the search.
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32, 64));
+  EXPECT_EQ(tuning->backlog_batch_size, 32);
+  // 16 rows per 42 ms is 381 items/s: 38.1 rows in one 100 ms SLO.
+  EXPECT_EQ(tuning->backlog_rows, 39);
+  for (int64_t batch : model.batches) EXPECT_LE(batch, 64);
+
+  const BatchPolicy policy = ApplyTuning(PolicyFromConfig(TunedConfig(256, 100)), *tuning);
+  EXPECT_EQ(policy.max_rows, 16);
+  EXPECT_EQ(policy.backlog_rows, 39);
+  EXPECT_EQ(policy.backlog_max_rows, 32);
+}
+
+TEST(BatchTunerTest, BacklogSizesStopAtTenTimesTheSlo) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  // SLO 20 ms: nothing fits (2 x 12 ms > 20), and backlog sizes may take up to 200 ms:
+  // 64 (138 ms) is the last one measured and used; 128 (266 ms) is measured, not used.
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(256, 20), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 1);
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32, 64, 128));
+  EXPECT_EQ(tuning->backlog_batch_size, 64);
+  EXPECT_EQ(tuning->backlog_rows, 1);  // even batch 1 misses the SLO: any queue is a backlog
+}
+
+TEST(BatchTunerTest, NoBacklogModeWhenTheChosenSizeHasTheBestThroughput) {
+  FakeTimeSource time;
+  TimedModel model(&time, Linear);
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(16, 1000), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 16);
+  EXPECT_EQ(tuning->backlog_batch_size, 16);
+  const BatchPolicy policy = ApplyTuning(PolicyFromConfig(TunedConfig(16, 1000)), *tuning);
+  EXPECT_EQ(policy.backlog_rows, 0);
 }
 
 TEST(BatchTunerTest, NeverExceedsMaxBatchSize) {
@@ -167,8 +207,10 @@ TEST(BatchTunerTest, BatchOneIsChosenEvenWhenNothingMeetsTheSlo) {
   ASSERT_TRUE(tuning.ok()) << tuning.status();
   EXPECT_EQ(tuning->chosen, 1);
   EXPECT_FALSE(tuning->table[0].within_slo);
-  // Batch 1 over the SLO does not stop the search, batch 2 does.
-  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2));
+  // Sizes over the SLO are still measured for backlog mode, up to 10 x the SLO (50 ms):
+  // 16 takes 42 ms, 32 takes 74.
+  EXPECT_THAT(Sizes(*tuning), ElementsAre(1, 2, 4, 8, 16, 32));
+  EXPECT_EQ(tuning->backlog_batch_size, 16);
 }
 
 TEST(BatchTunerTest, ExecuteFailureFailsTheTuning) {

@@ -21,6 +21,7 @@ RequestQueue::RequestQueue(int priority_levels, size_t max_size)
 void RequestQueue::Push(PendingRequest pending) {
   const int last = static_cast<int>(levels_.size());
   const size_t level = static_cast<size_t>(std::clamp(pending.priority, 1, last) - 1);
+  rows_ += pending.rows;
   levels_[level].push_back(std::move(pending));
   ++size_;
 }
@@ -29,6 +30,7 @@ void RequestQueue::TakeExpired(TimePoint now, std::vector<PendingRequest>* expir
   for (auto& level : levels_) {
     for (auto it = level.begin(); it != level.end();) {
       if (it->deadline && *it->deadline <= now) {
+        rows_ -= it->rows;
         expired->push_back(std::move(*it));
         it = level.erase(it);
         --size_;
@@ -55,7 +57,10 @@ std::vector<PendingRequest> RequestQueue::Take(
     const std::vector<std::pair<size_t, size_t>>& positions) {
   std::vector<PendingRequest> taken;
   taken.reserve(positions.size());
-  for (const auto& [level, index] : positions) taken.push_back(std::move(levels_[level][index]));
+  for (const auto& [level, index] : positions) {
+    rows_ -= levels_[level][index].rows;
+    taken.push_back(std::move(levels_[level][index]));
+  }
   // Erase back to front so earlier indices stay valid.
   for (auto it = positions.rbegin(); it != positions.rend(); ++it) {
     auto& level = levels_[it->first];
@@ -72,6 +77,7 @@ std::vector<PendingRequest> RequestQueue::TakeAll() {
     level.clear();
   }
   size_ = 0;
+  rows_ = 0;
   return all;
 }
 

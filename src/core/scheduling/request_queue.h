@@ -5,6 +5,7 @@
 #define INFERD_CORE_SCHEDULING_REQUEST_QUEUE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -21,6 +22,8 @@ class RequestQueue {
   bool full() const { return max_size_ != 0 && size_ >= max_size_; }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
+  // Batch rows of every queued request together.
+  int64_t rows() const { return rows_; }
 
   // Adds at the back of its priority level (clamped to the valid range); the caller checks
   // full() first.
@@ -54,6 +57,7 @@ class RequestQueue {
   std::vector<std::deque<PendingRequest>> levels_;
   const size_t max_size_;
   size_t size_ = 0;
+  int64_t rows_ = 0;
 };
 
 }  // namespace inferd

@@ -40,6 +40,11 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
     writer.Double(tuning->latency_slo_ms);
     writer.Key("chosen_batch_size");
     writer.Int64(tuning->chosen);
+    // Backlog mode (batch_planner.h): 0 rows when no larger size had more throughput.
+    writer.Key("backlog_batch_size");
+    writer.Int64(tuning->backlog_batch_size);
+    writer.Key("backlog_rows");
+    writer.Int64(tuning->backlog_batch_size > tuning->chosen ? tuning->backlog_rows : 0);
     writer.Key("table");
     writer.StartArray();
     for (const BatchSizeMeasurement& m : tuning->table) {
