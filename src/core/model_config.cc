@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/device.h"
 
 namespace inferd {
 namespace {
@@ -163,12 +164,20 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
       group.count = static_cast<int>(count);
     }
     if (node[i]["device"]) {
-      ASSIGN_OR_RETURN(group.device, reader.String(node[i]["device"], item + ".device"));
-      if (group.device != "cpu") {
-        return reader.Error(
-            item + ".device",
-            StrCat("'", group.device, "' is not available: this build serves on 'cpu' only"));
+      ASSIGN_OR_RETURN(std::string text, reader.String(node[i]["device"], item + ".device"));
+      absl::StatusOr<Device> device = ParseDevice(text);
+      if (!device.ok()) {
+        return reader.Error(item + ".device", std::string(device.status().message()));
       }
+      group.device = device->ToString();
+    }
+    // All instances of a model share one copy of its weights, on one device.
+    if (!groups.empty() && group.device != groups.front().device) {
+      return reader.Error(
+          item + ".device",
+          StrCat("'", group.device, "' differs from instances[0].device '", groups.front().device,
+                 "': the instances of one model run on one device (serve the "
+                 "model under a second name for another device)"));
     }
     groups.push_back(std::move(group));
   }

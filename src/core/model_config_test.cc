@@ -238,11 +238,29 @@ TEST(ModelConfigTest, RejectsZeroInstanceCount) {
               AllOf(StartsWith(kSource), HasSubstr("instances[0].count: must be 1..64, got 0")));
 }
 
-TEST(ModelConfigTest, RejectsDeviceNotAvailableInThisBuild) {
+TEST(ModelConfigTest, AcceptsCudaDevicesInCanonicalForm) {
+  // Whether the device exists is the backend's question at load time, not the parser's.
+  absl::StatusOr<ModelConfig> config =
+      Parse(WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n") +
+            "instances:\n  - {count: 2, device: cuda}\n  - {count: 1, device: 'cuda:0'}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->instances[0].device, "cuda:0");
+  EXPECT_EQ(config->instances[1].device, "cuda:0");
+}
+
+TEST(ModelConfigTest, RejectsMalformedDevice) {
   EXPECT_THAT(ErrorOf(WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n") +
-                      "instances:\n  - {count: 1, device: 'cuda:0'}\n"),
-              AllOf(StartsWith(kSource), HasSubstr("instances[0].device: 'cuda:0'"),
-                    HasSubstr("not available")));
+                      "instances:\n  - {count: 1, device: 'tpu:0'}\n"),
+              AllOf(StartsWith(kSource), HasSubstr("instances[0].device: 'tpu:0' is not a device"),
+                    HasSubstr("'cuda:N'")));
+}
+
+TEST(ModelConfigTest, RejectsInstancesOnTwoDevices) {
+  EXPECT_THAT(
+      ErrorOf(WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n") +
+              "instances:\n  - {count: 1, device: cpu}\n  - {count: 1, device: 'cuda:1'}\n"),
+      AllOf(StartsWith(kSource), HasSubstr("instances[1].device: 'cuda:1' differs from "
+                                           "instances[0].device 'cpu'")));
 }
 
 TEST(ModelConfigTest, RejectsParametersThatAreNotAMapping) {

@@ -8,12 +8,15 @@
 
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/frozen_graph_optimizations.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/script.h>
 
+#include "backends/torch/torch_cuda.h"
 #include "backends/torch/torch_dtype.h"
 #include "common/cores.h"
 #include "common/log.h"
@@ -54,11 +57,35 @@ absl::StatusOr<TorchModelOptions> ParseOptions(const ModelConfig& config,
   return options;
 }
 
-// A TorchScript module shared by every execution instance of one model version.
+// The CUDA stream of the calling execution instance on `device`: each instance thread takes
+// its own from LibTorch's pool on first use, so instances of one model overlap their copies
+// and kernels instead of serialising on the default stream.
+c10::Stream InstanceStream(c10::Device device) {
+  thread_local std::vector<std::optional<c10::Stream>> streams;
+  const size_t index = static_cast<size_t>(device.index());
+  if (streams.size() <= index) streams.resize(index + 1);
+  if (!streams[index]) {
+    streams[index] = c10::impl::VirtualGuardImpl(device.type()).getStreamFromGlobalPool(device);
+  }
+  return *streams[index];
+}
+
+// A TorchScript module shared by every execution instance of one model version, on one
+// device.
 class TorchModel : public BackendModel {
  public:
-  TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label)
-      : module_(std::move(module)), config_(config), label_(std::move(label)) {}
+  TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label,
+             c10::Device device)
+      : module_(std::move(module)), config_(config), label_(std::move(label)), device_(device) {}
+
+  ~TorchModel() override {
+    if (device_.is_cuda()) {
+      // Weights freed first, then the allocator's cache, so the device memory really
+      // returns (the caching allocator otherwise keeps it for the next model).
+      module_ = torch::jit::Module();
+      ReleaseCachedCudaMemory();
+    }
+  }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {
@@ -73,16 +100,24 @@ class TorchModel : public BackendModel {
  private:
   absl::StatusOr<std::vector<Tensor>> ExecuteOrThrow(std::span<const Tensor> inputs) {
     c10::InferenceMode inference_mode;
+    std::optional<c10::StreamGuard> stream_guard;
+    if (device_.is_cuda()) stream_guard.emplace(InstanceStream(device_));
     std::vector<c10::IValue> args;
     args.reserve(inputs.size());
     for (const Tensor& input : inputs) {
       // A zero-copy view; the deleter holds the buffer's owner so that an output aliasing
       // an input (an identity model) stays valid after the request releases its inputs.
       std::shared_ptr<const void> owner = input.owner();
-      args.emplace_back(at::from_blob(
+      at::Tensor host = at::from_blob(
           const_cast<std::byte*>(input.data()), input.shape(),
           [owner = std::move(owner)](void*) mutable { owner.reset(); },
-          at::TensorOptions().dtype(ToTorchType(input.type()))));
+          at::TensorOptions().dtype(ToTorchType(input.type())));
+      if (device_.is_cuda()) {
+        // Staged through pinned memory so the upload is a DMA that runs asynchronously on
+        // this instance's stream, overlapping the other inputs' staging.
+        host = host.pin_memory().to(device_, /*non_blocking=*/true);
+      }
+      args.emplace_back(std::move(host));
     }
     c10::IValue result = module_.forward(std::move(args));
 
@@ -103,6 +138,18 @@ class TorchModel : public BackendModel {
       return absl::InvalidArgumentError(StrCat("the model returns ", tensors.size(),
                                                " tensors but config.yaml declares ",
                                                config_.outputs.size(), " outputs"));
+    }
+
+    if (device_.is_cuda()) {
+      // One download per output per batch, all queued before a single wait.
+      for (at::Tensor& t : tensors) {
+        at::Tensor host =
+            at::empty(t.sizes(), t.options().device(at::kCPU).pinned_memory(true).memory_format(
+                                     at::MemoryFormat::Contiguous));
+        host.copy_(t, /*non_blocking=*/true);
+        t = std::move(host);
+      }
+      stream_guard->current_stream().synchronize();
     }
 
     std::vector<Tensor> outputs;
@@ -133,6 +180,7 @@ class TorchModel : public BackendModel {
   torch::jit::Module module_;
   const ModelConfig& config_;  // owned by the ServedModel that owns this
   const std::string label_;
+  const c10::Device device_;
 };
 
 // The forward method's parameter names, without `self`.
@@ -146,8 +194,9 @@ std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
 absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
                                               const TorchModelOptions& options,
                                               const ModelConfig& config,
-                                              const std::string& config_path) {
-  torch::jit::Module module = torch::jit::load(file.string(), c10::Device(c10::kCPU));
+                                              const std::string& config_path, c10::Device device) {
+  // Loaded straight onto its device: the weights never take host memory as well.
+  torch::jit::Module module = torch::jit::load(file.string(), device);
   module.eval();
   if (!module.find_method("forward")) {
     return absl::InvalidArgumentError(StrCat(file.string(), ": has no forward method"));
@@ -193,6 +242,14 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
   const std::filesystem::path file = request.version_dir / model_filename();
   const std::string config_path = (request.version_dir.parent_path() / "config.yaml").string();
   ASSIGN_OR_RETURN(TorchModelOptions options, ParseOptions(config, config_path));
+  ASSIGN_OR_RETURN(const Device device, ParseDevice(request.device));
+  if (absl::Status usable = CheckCudaDevice(device); !usable.ok()) {
+    return absl::Status(usable.code(),
+                        StrCat(config_path, ": instances.device: ", usable.message()));
+  }
+  const c10::Device torch_device =
+      device.is_cuda() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device.index))
+                       : c10::Device(c10::kCPU);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) {
     return absl::NotFoundError(StrCat(file.string(),
@@ -200,10 +257,11 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
                                       "written by torch.jit.save)"));
   }
   try {
-    ASSIGN_OR_RETURN(torch::jit::Module module, LoadModule(file, options, config, config_path));
+    ASSIGN_OR_RETURN(torch::jit::Module module,
+                     LoadModule(file, options, config, config_path, torch_device));
     return std::make_unique<TorchModel>(
         std::move(module), config,
-        StrCat(config.name, ":", request.version_dir.filename().string()));
+        StrCat(config.name, ":", request.version_dir.filename().string()), torch_device);
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));

@@ -1,4 +1,5 @@
-// The LibTorch backend: serves TorchScript files (`model.pt`) on the CPU.
+// The LibTorch backend: serves TorchScript files (`model.pt`) on the CPU, or on a CUDA
+// device where one is present (torch_cuda.h: CUDA support is loaded at run time).
 //
 // This folder is the only place that includes LibTorch headers (they compile slowly); the
 // rest of inferd sees the Backend interface. Every c10::Error and std::exception LibTorch
