@@ -10,6 +10,9 @@
 #include "core/infer_request.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
+#include "frontends/http/static_files.h"
+#include "observability/metrics_registry.h"
+#include "observability/recent_errors.h"
 
 namespace inferd {
 
@@ -20,6 +23,10 @@ struct HandlerContext {
   std::string default_model;
   // Set once shutdown begins: readiness turns false so load balancers stop sending traffic.
   const std::atomic<bool>* draining = nullptr;
+  // Observability (each may be null: the endpoint then says it is not available).
+  MetricsRegistry* metrics = nullptr;
+  const RecentErrors* recent_errors = nullptr;
+  const StaticFiles* dashboard = nullptr;
 };
 
 // Turns a successful InferResponse into the protocol's reply body.
