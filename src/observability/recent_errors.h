@@ -17,6 +17,7 @@ namespace inferd {
 struct RecentError {
   int64_t time_ms = 0;  // wall clock, milliseconds since the epoch
   std::string request_id;
+  std::string request;  // "POST /v2/models/m/infer" (HTTP) or the gRPC method
   std::string model;    // empty when the request never reached a model
   std::string version;  // empty likewise
   unsigned status = 0;  // HTTP status

@@ -90,6 +90,7 @@ void RequestRecorder::Finished(const FinishedRequest& r) {
     RecentError error;
     error.time_ms = WallClockMs();
     error.request_id = std::string(r.request_id);
+    error.request = r.path.empty() ? std::string(r.method) : fmt::format("{} {}", r.method, r.path);
     if (r.model != nullptr) {
       error.model = r.model->name();
       error.version = std::to_string(r.model->version());

@@ -149,6 +149,8 @@ HttpReply HandleDashboardData(const HandlerContext& ctx) {
       writer.Int64(error.time_ms);
       writer.Key("request_id");
       WriteString(writer, error.request_id);
+      writer.Key("request");
+      WriteString(writer, error.request);
       writer.Key("model");
       WriteString(writer, error.model);
       writer.Key("version");
