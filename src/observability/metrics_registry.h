@@ -28,6 +28,8 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/registry.h>
 
+#include "absl/base/thread_annotations.h"
+
 #include "common/mutex.h"
 #include "core/model_observer.h"
 #include "core/repository/model_manager.h"
@@ -99,7 +101,7 @@ class MetricsRegistry : public ModelObserverFactory {
 
  private:
   prometheus::Counter& HttpResponses(unsigned status);
-  void RefreshProcess();
+  void RefreshProcess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(collect_mu_);
   void RefreshModels(const ModelManager& models);
 
   std::shared_ptr<prometheus::Registry> registry_;
@@ -107,8 +109,8 @@ class MetricsRegistry : public ModelObserverFactory {
   std::map<unsigned, prometheus::Counter*> http_responses_;  // immutable after construction
   prometheus::Gauge* http_in_flight_;
   prometheus::Counter* process_cpu_;
-  double process_cpu_reported_ = 0;  // guarded by collect_mu_
-  Mutex collect_mu_;                 // one refresh + collect at a time
+  Mutex collect_mu_;  // one refresh + collect at a time
+  double process_cpu_reported_ ABSL_GUARDED_BY(collect_mu_) = 0;
 };
 
 }  // namespace inferd
