@@ -51,11 +51,19 @@ def test_metrics_count_every_outcome_per_model(start_server, small_repository):
     bad = {"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 3],
                        "data": [1, 2, 3]}]}
     assert server.post("/v2/models/mlp_scorer/infer", bad).status_code == 400
+    # So does a body that is not JSON, on every protocol.
+    assert server.post("/v2/models/mlp_scorer/infer", raw="{nope").status_code == 400
+    assert server.post("/predict?model=mlp_scorer", raw="{nope").status_code == 400
+    assert server.post("/v1/models/mlp_scorer:predict", raw="{nope").status_code == 400
+    # An unknown model is not a label value (the label set stays bounded by the repository).
+    assert server.post("/v2/models/unknown/infer", raw="{}").status_code == 404
     text = server.get("/metrics").text
     assert 'inferd_requests_total{model="mlp_scorer",outcome="success",version="1"} 7\n' in text
-    assert 'inferd_requests_total{model="mlp_scorer",outcome="bad_input",version="1"} 1\n' in text
+    assert 'inferd_requests_total{model="mlp_scorer",outcome="bad_input",version="1"} 4\n' in text
+    assert 'model="unknown"' not in text
+    assert 'inferd_http_responses_total{code="404"} 1\n' in text
     assert 'inferd_requests_total{model="digits",outcome="success",version="1"} 0\n' in text
-    assert 'inferd_request_duration_seconds_count{model="mlp_scorer",version="1"} 8\n' in text
+    assert 'inferd_request_duration_seconds_count{model="mlp_scorer",version="1"} 11\n' in text
     assert "inferd_model_load_failures_total{" not in text  # every model loaded
 
 

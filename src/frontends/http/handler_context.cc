@@ -21,9 +21,13 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
   return absl::OkStatus();
 }
 
+void NoteModel(Responder& responder, const ModelHandle& model) {
+  if (RequestRecord* record = responder.record()) record->model = model;
+}
+
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode) {
-  if (RequestRecord* record = responder->record()) record->model = model;
+  NoteModel(*responder, model);
   request->on_complete = [responder = std::move(responder),
                           encode = std::move(encode)](InferResponse response) mutable {
     // The deferred function runs on the I/O thread, where the record may be touched.

@@ -36,6 +36,10 @@ using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
 // `request`; a request parameter, if given, wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
+// Notes that the request reached `model`, so that it is counted for that model even when it
+// fails before inference (a malformed body): metrics and the access log.
+void NoteModel(Responder& responder, const ModelHandle& model);
+
 // Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
 // the connection's I/O thread (never on the execution thread); an error status becomes an
 // {"error"} reply.
