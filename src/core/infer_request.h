@@ -20,6 +20,7 @@ namespace inferd {
 struct InferResponse {
   absl::Status status;
   std::vector<NamedTensor> outputs;  // empty unless status is OK
+  int64_t batch_size = 0;            // rows in the engine call that ran it; 0 if none did
 };
 
 struct InferRequest {

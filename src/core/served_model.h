@@ -16,6 +16,7 @@
 #include "core/backend.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
+#include "core/model_observer.h"
 #include "core/scheduling/batch_planner.h"
 #include "core/scheduling/batch_tuner.h"
 #include "core/scheduling/model_stats.h"
@@ -26,10 +27,10 @@ namespace inferd {
 class ServedModel {
  public:
   // `tuning` is the auto-tuning table when the model asked for it; `policy` already
-  // reflects it.
+  // reflects it. `observer` (optional) is told what happens to the model, for metrics.
   ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
               std::unique_ptr<BackendModel> model, BatchPolicy policy,
-              std::optional<BatchTuning> tuning);
+              std::optional<BatchTuning> tuning, std::shared_ptr<ModelObserver> observer = nullptr);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
 
@@ -41,6 +42,8 @@ class ServedModel {
   const BatchPolicy& batch_policy() const { return scheduler_.batch_policy(); }
   const std::optional<BatchTuning>& tuning() const { return tuning_; }
   size_t queue_depth() const { return scheduler_.queue_depth(); }
+  // Null when the server keeps no metrics.
+  ModelObserver* observer() const { return stats_.observer(); }
 
   // Validates `request` against the config and queues it. Every outcome, errors included,
   // is delivered through request->on_complete.

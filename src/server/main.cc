@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -16,6 +17,11 @@
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
+#include "frontends/http/static_files.h"
+#include "observability/log_setup.h"
+#include "observability/metrics_registry.h"
+#include "observability/recent_errors.h"
+#include "observability/request_recorder.h"
 #include "server/server_options.h"
 #include "server/version.h"
 
@@ -32,9 +38,29 @@ void LogModelSummary(const ModelManager& models) {
   }
 }
 
+// The built dashboard, or null (with a warning) when there is none: the server runs anyway.
+std::unique_ptr<StaticFiles> LoadDashboard(const ServerOptions& options) {
+  std::filesystem::path dir = options.dashboard_dir;
+  if (dir.empty()) {
+    std::error_code ec;
+    dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dashboard";
+  }
+  absl::StatusOr<StaticFiles> files = StaticFiles::Load(dir);
+  if (!files.ok()) {
+    spdlog::warn("no dashboard at /dashboard: {} (scripts/setup builds it)",
+                 std::string(files.status().message()));
+    return nullptr;
+  }
+  return std::make_unique<StaticFiles>(*std::move(files));
+}
+
 int Run(const ServerOptions& options) {
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%-5l%$ %v");
-  spdlog::set_level(spdlog::level::from_str(options.log_level));
+  if (absl::Status logging = ConfigureLogging(*ParseLogFormat(options.log_format),
+                                              options.log_level, options.access_log);
+      !logging.ok()) {
+    spdlog::critical("{}", std::string(logging.message()));
+    return 1;
+  }
 
   // Signals are taken synchronously by this thread (sigwait below); every thread started
   // from here on, LibTorch's pools included, inherits the blocked mask.
@@ -51,9 +77,14 @@ int Run(const ServerOptions& options) {
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::move(torch));
 
+  MetricsRegistry metrics(kInferdVersion);
+  RecentErrors recent_errors;
+  RequestRecorder recorder(&metrics, &recent_errors);
+  const std::unique_ptr<StaticFiles> dashboard = LoadDashboard(options);
   ModelManager models(options.model_repository, std::move(backends),
                       ConfigDefaults{.max_batch_size = options.default_max_batch_size,
-                                     .instance_count = options.default_instances});
+                                     .instance_count = options.default_instances},
+                      &metrics);
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
     return 1;
@@ -64,7 +95,10 @@ int Run(const ServerOptions& options) {
   HttpRouter router(HandlerContext{.models = &models,
                                    .server_version = std::string(kInferdVersion),
                                    .default_model = options.default_model,
-                                   .draining = &draining});
+                                   .draining = &draining,
+                                   .metrics = &metrics,
+                                   .recent_errors = &recent_errors,
+                                   .dashboard = dashboard.get()});
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.http_port;
@@ -72,6 +106,7 @@ int Run(const ServerOptions& options) {
       options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   http.max_request_bytes = options.max_request_bytes;
   http.drain_timeout = std::chrono::seconds(options.shutdown_timeout_s);
+  http.recorder = &recorder;
   HttpServer server(http, &router, &draining);
   if (absl::Status started = server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));

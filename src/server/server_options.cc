@@ -89,6 +89,18 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("MAX_WORKERS")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  app.add_option("--log-format", options.log_format,
+                 "plain (for a terminal) or json (one object per line, for log shippers)")
+      ->envname("INFERD_LOG_FORMAT")
+      ->check(CLI::IsMember({"plain", "json"}))
+      ->capture_default_str();
+  app.add_option("--access-log", options.access_log, "One log line per request (true/false)")
+      ->envname("INFERD_ACCESS_LOG")
+      ->capture_default_str();
+  app.add_option("--dashboard-dir", options.dashboard_dir,
+                 "The built dashboard served at /dashboard (default: 'dashboard' beside the "
+                 "binary, where scripts/setup builds it)")
+      ->envname("INFERD_DASHBOARD_DIR");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

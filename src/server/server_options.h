@@ -22,6 +22,10 @@ struct ServerOptions {
   // Defaults for configs that leave these out (the seed's BATCH_SIZE and MAX_WORKERS).
   int default_max_batch_size = 0;
   int default_instances = 1;
+  // Observability.
+  std::string log_format = "plain";  // plain (terminal) or json (one object per line)
+  bool access_log = true;            // one line per request
+  std::string dashboard_dir;         // empty: "dashboard" beside the binary
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

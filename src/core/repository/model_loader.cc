@@ -62,7 +62,8 @@ absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& mode
 
 absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     Backend& backend, std::shared_ptr<const ModelConfig> config,
-    const std::filesystem::path& model_dir, int64_t version) {
+    const std::filesystem::path& model_dir, int64_t version,
+    std::shared_ptr<ModelObserver> observer) {
   BackendLoadRequest request;
   request.config = config.get();
   request.version_dir = model_dir / std::to_string(version);
@@ -90,7 +91,8 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     tuning = *std::move(tuned);
   }
   return std::make_unique<ServedModel>(std::move(config), version, backend.platform(),
-                                       std::move(model), std::move(policy), std::move(tuning));
+                                       std::move(model), std::move(policy), std::move(tuning),
+                                       std::move(observer));
 }
 
 }  // namespace inferd

@@ -17,7 +17,8 @@ namespace inferd {
 
 absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     Backend& backend, std::shared_ptr<const ModelConfig> config,
-    const std::filesystem::path& model_dir, int64_t version);
+    const std::filesystem::path& model_dir, int64_t version,
+    std::shared_ptr<ModelObserver> observer = nullptr);
 
 // Runs `model` once on zero inputs (batch 1, variable dimensions 1) and checks that the
 // outputs match the config's count, datatypes and shapes.

@@ -39,10 +39,12 @@ std::string_view ModelStateName(ModelState state) {
 }
 
 ModelManager::ModelManager(std::filesystem::path repository,
-                           std::vector<std::unique_ptr<Backend>> backends, ConfigDefaults defaults)
+                           std::vector<std::unique_ptr<Backend>> backends, ConfigDefaults defaults,
+                           ModelObserverFactory* observers)
     : repository_(std::move(repository)),
       backends_(std::move(backends)),
       defaults_(defaults),
+      observers_(observers),
       serving_(std::make_shared<const ServingMap>()) {}
 
 ModelManager::~ModelManager() { StopAll(); }
@@ -90,7 +92,14 @@ absl::Status ModelManager::LoadAll() {
   std::vector<ModelStatus> index;
   for (ParsedModel& model : parsed) {
     ModelHandle served;
+    const TimePoint load_start = Clock::now();
     ModelStatus status = LoadModel(std::move(model), &served);
+    if (observers_ != nullptr) {
+      observers_->OnModelLoadFinished(status.name, status.version, Clock::now() - load_start,
+                                      status.state == ModelState::kReady
+                                          ? absl::OkStatus()
+                                          : absl::UnavailableError(status.reason));
+    }
     if (served) (*serving)[status.name][served->version()] = std::move(served);
     index.push_back(std::move(status));
   }
@@ -147,8 +156,9 @@ ModelStatus ModelManager::LoadModel(ParsedModel parsed, ModelHandle* served) {
   status.version = scan.versions.back();
   spdlog::info("model {}: loading version {} ({})", status.name, *status.version, config->backend);
   auto shared_config = std::make_shared<const ModelConfig>(*std::move(config));
-  absl::StatusOr<std::unique_ptr<ServedModel>> loaded =
-      LoadModelVersion(*backend, shared_config, model_dir, *status.version);
+  absl::StatusOr<std::unique_ptr<ServedModel>> loaded = LoadModelVersion(
+      *backend, shared_config, model_dir, *status.version,
+      observers_ != nullptr ? observers_->ForModel(status.name, *status.version) : nullptr);
   if (!loaded.ok()) return fail(loaded.status());
   *served = std::move(*loaded);
   status.state = ModelState::kReady;

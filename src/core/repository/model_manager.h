@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "core/backend.h"
+#include "core/model_observer.h"
 #include "core/served_model.h"
 
 namespace inferd {
@@ -43,8 +44,9 @@ struct ModelStatus {
 class ModelManager {
  public:
   // `backends` are the engines this build has, looked up by config.yaml's `backend`.
+  // `observers` (optional, must outlive the manager) is told about every load, for metrics.
   ModelManager(std::filesystem::path repository, std::vector<std::unique_ptr<Backend>> backends,
-               ConfigDefaults defaults = {});
+               ConfigDefaults defaults = {}, ModelObserverFactory* observers = nullptr);
   ~ModelManager();
 
   // Scans the repository and loads every model in it. Fails only when the repository
@@ -84,6 +86,7 @@ class ModelManager {
   const std::filesystem::path repository_;
   const std::vector<std::unique_ptr<Backend>> backends_;
   const ConfigDefaults defaults_;
+  ModelObserverFactory* const observers_;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const ServingMap> serving_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,7 @@
 #include "core/scheduling/model_stats.h"
 
+#include "core/model_observer.h"
+
 namespace inferd {
 namespace {
 
@@ -12,6 +14,7 @@ int64_t WallClockMs() {
 }  // namespace
 
 void ModelStats::RecordExecution(int64_t rows, const BatchTimes& times) {
+  if (observer_) observer_->OnBatchExecuted(rows, times);
   MutexLock lock(&mu_);
   stats_.inference_count += static_cast<uint64_t>(rows);
   ++stats_.execution_count;
@@ -22,6 +25,7 @@ void ModelStats::RecordExecution(int64_t rows, const BatchTimes& times) {
 }
 
 void ModelStats::RecordSuccess(Duration queue, const BatchTimes& times, Duration total) {
+  if (observer_) observer_->OnRequestDequeued(queue);
   MutexLock lock(&mu_);
   stats_.success.Add(total);
   stats_.queue.Add(queue);

@@ -7,12 +7,16 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 
 namespace inferd {
+
+class ModelObserver;  // core/model_observer.h
 
 struct DurationStat {
   uint64_t count = 0;
@@ -42,6 +46,10 @@ struct ModelStatsSnapshot {
 
 class ModelStats {
  public:
+  // `observer`, when given, is told about every execution and dequeued request as well.
+  explicit ModelStats(std::shared_ptr<ModelObserver> observer = nullptr)
+      : observer_(std::move(observer)) {}
+
   // One engine call over `rows` rows.
   void RecordExecution(int64_t rows, const BatchTimes& times);
   // One request answered successfully: its time in the queue, its batch's compute times and
@@ -51,8 +59,10 @@ class ModelStats {
   void RecordFailure(Duration total);
 
   ModelStatsSnapshot Snapshot() const;
+  ModelObserver* observer() const { return observer_.get(); }
 
  private:
+  const std::shared_ptr<ModelObserver> observer_;
   mutable Mutex mu_;
   ModelStatsSnapshot stats_ ABSL_GUARDED_BY(mu_);
 };

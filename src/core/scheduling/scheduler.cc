@@ -228,6 +228,7 @@ void Scheduler::Execute(std::vector<PendingRequest> batch) {
     InferRequest& request = *pending.request;
     request.inputs.clear();  // inputs may be views over the request body
     InferResponse response;
+    response.batch_size = rows;
     if (!per_request.ok()) {
       response.status = per_request.status();
       stats_->RecordFailure(scattered - pending.enqueued);

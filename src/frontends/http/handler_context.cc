@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "frontends/http/request_record.h"
 
 namespace inferd {
 
@@ -20,11 +21,18 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
   return absl::OkStatus();
 }
 
+void NoteModel(Responder& responder, const ModelHandle& model) {
+  if (RequestRecord* record = responder.record()) record->model = model;
+}
+
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode) {
+  NoteModel(*responder, model);
   request->on_complete = [responder = std::move(responder),
                           encode = std::move(encode)](InferResponse response) mutable {
-    responder->Defer([response = std::move(response), encode = std::move(encode)] {
+    // The deferred function runs on the I/O thread, where the record may be touched.
+    responder->Defer([response = std::move(response), encode = std::move(encode), responder] {
+      if (RequestRecord* record = responder->record()) record->batch_size = response.batch_size;
       if (!response.status.ok()) return ErrorReply(response.status);
       return encode(response);
     });

@@ -10,6 +10,9 @@
 #include "core/infer_request.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
+#include "frontends/http/static_files.h"
+#include "observability/metrics_registry.h"
+#include "observability/recent_errors.h"
 
 namespace inferd {
 
@@ -20,6 +23,10 @@ struct HandlerContext {
   std::string default_model;
   // Set once shutdown begins: readiness turns false so load balancers stop sending traffic.
   const std::atomic<bool>* draining = nullptr;
+  // Observability (each may be null: the endpoint then says it is not available).
+  MetricsRegistry* metrics = nullptr;
+  const RecentErrors* recent_errors = nullptr;
+  const StaticFiles* dashboard = nullptr;
 };
 
 // Turns a successful InferResponse into the protocol's reply body.
@@ -28,6 +35,10 @@ using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
 // Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
 // `request`; a request parameter, if given, wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
+
+// Notes that the request reached `model`, so that it is counted for that model even when it
+// fails before inference (a malformed body): metrics and the access log.
+void NoteModel(Responder& responder, const ModelHandle& model);
 
 // Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
 // the connection's I/O thread (never on the execution thread); an error status becomes an

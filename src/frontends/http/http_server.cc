@@ -31,6 +31,7 @@ class HttpServer::Impl {
     shared_.draining = draining;
     shared_.max_request_bytes = options_.max_request_bytes;
     shared_.idle_timeout = options_.idle_timeout;
+    shared_.recorder = options_.recorder;
   }
 
   ~Impl() { StopThreads(); }

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "frontends/http/router.h"
+#include "observability/request_recorder.h"
 
 namespace inferd {
 
@@ -28,6 +29,7 @@ struct HttpServerOptions {
   size_t max_request_bytes = 64u << 20;
   std::chrono::seconds idle_timeout{120};  // a keep-alive connection with no request
   std::chrono::seconds drain_timeout{30};  // how long Shutdown waits for in-flight requests
+  RequestRecorder* recorder = nullptr;     // metrics and access log per request; null: none
 };
 
 class HttpServer {

@@ -9,6 +9,8 @@
 #include <boost/asio/post.hpp>
 
 #include "common/strings.h"
+#include "observability/request_id.h"
+#include "observability/request_outcome.h"
 
 namespace inferd {
 namespace {
@@ -51,6 +53,8 @@ class SessionResponder : public Responder {
       session->WriteReply(make_reply());
     });
   }
+
+  RequestRecord* record() override { return session_->record(); }
 
  private:
   std::shared_ptr<HttpSession> session_;
@@ -143,10 +147,47 @@ void HttpSession::OnBody(beast::error_code ec) {
         std::string_view(field.name_string().data(), field.name_string().size()),
         std::string_view(field.value().data(), field.value().size()));
   }
+  BeginRecord(std::string_view(request.method_string().data(), request.method_string().size()),
+              view.path, view.Header(kRequestIdHeader));
   shared_->router->Dispatch(view, std::make_shared<SessionResponder>(shared_from_this()));
 }
 
+void HttpSession::BeginRecord(std::string_view method, std::string_view path,
+                              std::string_view id_header) {
+  record_.active = true;
+  record_.received = Clock::now();
+  record_.request_id = RequestIdFrom(id_header);
+  record_.method.assign(method);
+  record_.path.assign(path);
+  record_.model.reset();
+  record_.batch_size = 0;
+  if (shared_->recorder != nullptr) shared_->recorder->HttpStarted();
+}
+
+void HttpSession::FinishRecord(HttpReply& reply) {
+  if (!record_.active) return;
+  record_.active = false;
+  reply.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
+  if (shared_->recorder != nullptr) {
+    const std::string error = reply.status >= 400 ? ErrorMessageOfBody(reply.body) : std::string();
+    FinishedRequest finished;
+    finished.request_id = record_.request_id;
+    finished.method = record_.method;
+    finished.path = record_.path;
+    finished.model = record_.model.get();
+    finished.code = StatusCodeForHttp(reply.status);
+    finished.http_status = reply.status;
+    finished.latency = Clock::now() - record_.received;
+    finished.batch_size = record_.batch_size;
+    finished.error = error;
+    shared_->recorder->Finished(finished);
+  }
+  // Do not keep the model version pinned while the connection idles.
+  record_.model.reset();
+}
+
 void HttpSession::WriteReply(HttpReply reply) {
+  FinishRecord(reply);
   response_ = {};
   const unsigned version = parser_->get().version();
   response_.version(version != 0 ? version : 11);
@@ -186,6 +227,12 @@ void HttpSession::RejectAndClose(HttpReply reply) {
   shared_->in_flight.fetch_add(1);
   request_counted_ = true;
   if (!parser_) parser_.emplace();
+  if (!record_.active) {
+    const auto& head = parser_->get();
+    const std::string_view target(head.target().data(), head.target().size());
+    BeginRecord(std::string_view(head.method_string().data(), head.method_string().size()),
+                target.substr(0, target.find('?')), {});
+  }
   WriteReply(std::move(reply));
 }
 

@@ -17,7 +17,9 @@
 #include <boost/beast/http.hpp>
 
 #include "frontends/http/http_types.h"
+#include "frontends/http/request_record.h"
 #include "frontends/http/router.h"
+#include "observability/request_recorder.h"
 
 namespace inferd {
 
@@ -28,6 +30,7 @@ struct SessionShared {
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
   std::chrono::seconds idle_timeout{120};
+  RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
 };
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
@@ -40,6 +43,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void WriteReply(HttpReply reply);
 
   boost::beast::tcp_stream::executor_type executor() { return stream_.get_executor(); }
+  // The current request's record; on the session's strand only.
+  RequestRecord* record() { return &record_; }
 
  private:
   void ReadHeader();
@@ -58,6 +63,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   SessionShared* const shared_;
   bool keep_alive_ = false;
   bool request_counted_ = false;
+  RequestRecord record_;
+  // Starts the record of a request that has been read (or rejected while reading).
+  void BeginRecord(std::string_view method, std::string_view path, std::string_view id_header);
+  // Records the finished request; adds its id to the reply headers.
+  void FinishRecord(HttpReply& reply);
 };
 
 }  // namespace inferd

@@ -14,6 +14,8 @@
 
 namespace inferd {
 
+struct RequestRecord;  // frontends/http/request_record.h
+
 enum class HttpMethod { kGet, kHead, kPost, kOther };
 
 struct HttpRequestView {
@@ -48,6 +50,9 @@ class Responder {
   // Runs `make_reply` on the connection's I/O thread and sends what it returns. Execution
   // threads use this so that encoding the response never costs model time.
   virtual void Defer(std::function<HttpReply()> make_reply) = 0;
+  // Where handlers note the model and batch a request reached, for the access log and the
+  // metrics; null when nobody records (unit tests). Use it on the I/O thread only.
+  virtual RequestRecord* record() { return nullptr; }
 };
 
 using ResponderPtr = std::shared_ptr<Responder>;

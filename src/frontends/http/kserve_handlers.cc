@@ -137,6 +137,7 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
   absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  NoteModel(*responder, *model);
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {

@@ -5,7 +5,10 @@
 
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
+#include "frontends/http/dashboard_handler.h"
 #include "frontends/http/kserve_handlers.h"
+#include "frontends/http/logging_handler.h"
+#include "frontends/http/metrics_handler.h"
 #include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
@@ -73,6 +76,23 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     if (!tail.empty()) return responder->Send(UnknownPath(request.path));
     if (!post) return responder->Send(MethodNotAllowed("POST"));
     return HandleTfServingPredict(ctx, *ref, request, std::move(responder));
+  }
+
+  // Observability: GET /metrics, GET /dashboard[/data|/FILE], GET|POST /v2/logging.
+  if (segments.size() == 1 && segments[0] == "metrics") {
+    return responder->Send(get ? HandleMetrics(ctx) : MethodNotAllowed("GET"));
+  }
+  if (!segments.empty() && segments[0] == "dashboard" && segments.size() <= 2) {
+    if (!get) return responder->Send(MethodNotAllowed("GET"));
+    if (segments.size() == 2 && segments[1] == "data") {
+      return responder->Send(HandleDashboardData(ctx));
+    }
+    return responder->Send(HandleDashboardFile(ctx, segments.size() == 2 ? segments[1] : ""));
+  }
+  if (segments.size() == 2 && segments[0] == "v2" && segments[1] == "logging") {
+    if (get) return responder->Send(HandleGetLogging());
+    if (post) return responder->Send(HandleSetLogging(request));
+    return responder->Send(MethodNotAllowed("GET, POST"));
   }
 
   if (segments.empty() || segments[0] != "v2") return responder->Send(UnknownPath(request.path));

@@ -4,6 +4,7 @@
 //   POST /v2/models/M[/versions/V]/infer, /v2/repository/index
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V]:predict
+//   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
 #define INFERD_FRONTENDS_HTTP_ROUTER_H_

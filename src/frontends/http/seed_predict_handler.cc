@@ -68,6 +68,7 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
                        ResponderPtr responder) {
   absl::StatusOr<ModelHandle> model = ResolveModel(ctx, request.query);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  NoteModel(*responder, *model);
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeSeedRequest((*model)->config(), *request.body, &single_instance);

@@ -161,6 +161,7 @@ void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
                             const HttpRequestView& request, ResponderPtr responder) {
   absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  NoteModel(*responder, *model);
   bool row_format = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
       DecodeTfRequest((*model)->config(), *request.body, &row_format);

@@ -1,0 +1,161 @@
+// ModelManager reports every load to its ModelObserverFactory, and the observer it creates
+// for a version sees that version's executions: the hooks the Prometheus metrics hang on.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "common/mutex.h"
+#include "core/model_observer.h"
+#include "core/repository/model_manager.h"
+#include "core/testing/temp_dir.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using testing::TempDir;
+using testing::WriteFile;
+
+class IdentityModel : public BackendModel {
+ public:
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
+    return std::vector<Tensor>{inputs[0]};
+  }
+};
+
+// Needs <version>/model.fake.
+class FakeBackend : public Backend {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::string_view platform() const override { return "fake_platform"; }
+  std::string_view model_filename() const override { return "model.fake"; }
+  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
+    if (!std::filesystem::exists(request.version_dir / model_filename())) {
+      return absl::NotFoundError("model.fake missing");
+    }
+    return std::make_unique<IdentityModel>();
+  }
+};
+
+class RecordingObserver : public ModelObserver {
+ public:
+  void OnBatchExecuted(int64_t rows, const BatchTimes&) override {
+    MutexLock lock(&mu_);
+    batches_.push_back(rows);
+  }
+  void OnRequestDequeued(Duration) override {
+    MutexLock lock(&mu_);
+    ++dequeued_;
+  }
+  void OnRequestFinished(absl::StatusCode, Duration) override {}
+
+  std::vector<int64_t> batches() {
+    MutexLock lock(&mu_);
+    return batches_;
+  }
+  int dequeued() {
+    MutexLock lock(&mu_);
+    return dequeued_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<int64_t> batches_ ABSL_GUARDED_BY(mu_);
+  int dequeued_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+struct LoadEvent {
+  std::string name;
+  std::optional<int64_t> version;
+  bool ok;
+};
+
+class RecordingFactory : public ModelObserverFactory {
+ public:
+  std::shared_ptr<ModelObserver> ForModel(std::string_view name, int64_t) override {
+    auto observer = std::make_shared<RecordingObserver>();
+    created[std::string(name)] = observer;
+    return observer;
+  }
+  void OnModelLoadFinished(std::string_view name, std::optional<int64_t> version, Duration,
+                           const absl::Status& status) override {
+    loads.push_back({std::string(name), version, status.ok()});
+  }
+
+  std::map<std::string, std::shared_ptr<RecordingObserver>> created;  // by model name
+  std::vector<LoadEvent> loads;
+};
+
+constexpr char kConfig[] = R"(
+backend: fake
+max_batch_size: 4
+inputs:
+  - {name: x, datatype: FP32, dims: [2]}
+outputs:
+  - {name: y, datatype: FP32, dims: [2]}
+)";
+
+TEST(ModelManagerObserverTest, ReportsLoadsAndObservesTheLoadedVersion) {
+  TempDir repo("inferd_manager_observer");
+  WriteFile(repo.path() / "good" / "config.yaml", kConfig);
+  WriteFile(repo.path() / "good" / "2" / "model.fake", "weights");
+  WriteFile(repo.path() / "missing_file" / "config.yaml", kConfig);
+  WriteFile(repo.path() / "missing_file" / "1" / "other", "");
+  WriteFile(repo.path() / "bad_config" / "config.yaml", "backend: [");
+
+  RecordingFactory factory;
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::make_unique<FakeBackend>());
+  ModelManager manager(repo.path(), std::move(backends), {}, &factory);
+  ASSERT_TRUE(manager.LoadAll().ok());
+
+  ASSERT_EQ(factory.loads.size(), 3u);  // sorted by folder name
+  EXPECT_EQ(factory.loads[0].name, "bad_config");
+  EXPECT_EQ(factory.loads[0].version, std::nullopt);
+  EXPECT_FALSE(factory.loads[0].ok);
+  EXPECT_EQ(factory.loads[1].name, "good");
+  EXPECT_EQ(factory.loads[1].version, 2);
+  EXPECT_TRUE(factory.loads[1].ok);
+  EXPECT_EQ(factory.loads[2].name, "missing_file");
+  EXPECT_FALSE(factory.loads[2].ok);
+
+  absl::StatusOr<ModelHandle> good = manager.Acquire("good");
+  ASSERT_TRUE(good.ok()) << good.status();
+  ASSERT_TRUE(factory.created.contains("good"));
+  RecordingObserver& observer = *factory.created["good"];
+  EXPECT_EQ((*good)->observer(), &observer);
+
+  auto request = std::make_unique<InferRequest>();
+  request->inputs.push_back({"x", Tensor::Allocate(DataType::kFp32, {3, 2}).value()});
+  absl::Notification done;
+  request->on_complete = [&done](InferResponse response) {
+    EXPECT_TRUE(response.status.ok()) << response.status;
+    EXPECT_EQ(response.batch_size, 3);
+    done.Notify();
+  };
+  (*good)->Infer(std::move(request));
+  done.WaitForNotification();
+  EXPECT_EQ(observer.batches(), std::vector<int64_t>{3});
+  EXPECT_EQ(observer.dequeued(), 1);
+}
+
+TEST(ModelManagerObserverTest, WorksWithoutAFactory) {
+  TempDir repo("inferd_manager_no_observer");
+  WriteFile(repo.path() / "good" / "config.yaml", kConfig);
+  WriteFile(repo.path() / "good" / "1" / "model.fake", "weights");
+  std::vector<std::unique_ptr<Backend>> backends;
+  backends.push_back(std::make_unique<FakeBackend>());
+  ModelManager manager(repo.path(), std::move(backends));
+  ASSERT_TRUE(manager.LoadAll().ok());
+  absl::StatusOr<ModelHandle> good = manager.Acquire("good");
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ((*good)->observer(), nullptr);
+}
+
+}  // namespace
+}  // namespace inferd

@@ -1,0 +1,73 @@
+#include "frontends/http/logging_handler.h"
+
+#include <optional>
+#include <string>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include "common/strings.h"
+#include "observability/log_setup.h"
+
+namespace inferd {
+
+HttpReply HandleGetLogging() {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("log_level");
+  writer.String(CurrentLogLevel().c_str());
+  writer.Key("log_format");
+  const std::string_view format = LogFormatName(CurrentLogFormat());
+  writer.String(format.data(), static_cast<rapidjson::SizeType>(format.size()));
+  writer.Key("access_log");
+  writer.Bool(AccessLogEnabled());
+  writer.EndObject();
+  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
+}
+
+HttpReply HandleSetLogging(const HttpRequestView& request) {
+  rapidjson::Document body;
+  const std::string& text = request.body != nullptr ? *request.body : std::string();
+  body.Parse(text.data(), text.size());
+  if (body.HasParseError() || !body.IsObject()) {
+    return ErrorReply(400, "the body must be a JSON object such as {\"log_level\": \"debug\"}");
+  }
+  // Check everything before changing anything, so a bad request changes nothing.
+  std::optional<std::string> level;
+  std::optional<LogFormat> format;
+  std::optional<bool> access_log;
+  for (const auto& member : body.GetObject()) {
+    const std::string_view key(member.name.GetString(), member.name.GetStringLength());
+    if (key == "log_level" && member.value.IsString()) {
+      level = member.value.GetString();
+    } else if (key == "log_format" && member.value.IsString()) {
+      absl::StatusOr<LogFormat> parsed = ParseLogFormat(member.value.GetString());
+      if (!parsed.ok()) return ErrorReply(400, StrCat("log_format: ", parsed.status().message()));
+      format = *parsed;
+    } else if (key == "access_log" && member.value.IsBool()) {
+      access_log = member.value.GetBool();
+    } else if (key == "log_level" || key == "log_format" || key == "access_log") {
+      return ErrorReply(400, StrCat(key,
+                                    ": wrong type (log_level and log_format take strings, "
+                                    "access_log true or false)"));
+    } else {
+      return ErrorReply(
+          400, StrCat("unknown field '", key, "' (known: log_level, log_format, access_log)"));
+    }
+  }
+  if (level) {
+    if (absl::Status set = SetLogLevel(*level); !set.ok()) {
+      return ErrorReply(400, StrCat("log_level: ", set.message()));
+    }
+  }
+  if (format) (void)SetLogFormat(*format);
+  if (access_log) SetAccessLogEnabled(*access_log);
+  spdlog::warn("log settings changed: level {}, format {}, access log {}", CurrentLogLevel(),
+               LogFormatName(CurrentLogFormat()), AccessLogEnabled() ? "on" : "off");
+  return HandleGetLogging();
+}
+
+}  // namespace inferd

@@ -1,0 +1,43 @@
+#include "frontends/http/logging_handler.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "observability/log_setup.h"
+
+namespace inferd {
+namespace {
+
+HttpReply Post(std::string body) {
+  HttpRequestView view;
+  view.method = HttpMethod::kPost;
+  view.body = &body;
+  return HandleSetLogging(view);
+}
+
+TEST(LoggingHandlerTest, SetsTheGivenFieldsAndAnswersTheSettings) {
+  ASSERT_TRUE(SetLogLevel("info").ok());
+  HttpReply reply = Post(R"({"log_level": "debug", "access_log": false})");
+  EXPECT_EQ(reply.status, 200u) << reply.body;
+  EXPECT_NE(reply.body.find(R"("log_level":"debug")"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find(R"("access_log":false)"), std::string::npos) << reply.body;
+  EXPECT_EQ(CurrentLogLevel(), "debug");
+  EXPECT_FALSE(AccessLogEnabled());
+  SetAccessLogEnabled(true);
+  ASSERT_TRUE(SetLogLevel("info").ok());
+}
+
+TEST(LoggingHandlerTest, ABadRequestChangesNothing) {
+  ASSERT_TRUE(SetLogLevel("info").ok());
+  for (const char* body :
+       {R"({"log_level": "debug", "unknown": 1})", R"({"log_level": 3})",
+        R"({"log_level": "debug", "log_format": "xml"})", "[1]", "{", R"({"log_level": "loud"})"}) {
+    HttpReply reply = Post(body);
+    EXPECT_EQ(reply.status, 400u) << body;
+    EXPECT_EQ(CurrentLogLevel(), "info") << body;
+  }
+}
+
+}  // namespace
+}  // namespace inferd

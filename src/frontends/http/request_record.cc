@@ -1,0 +1,16 @@
+#include "frontends/http/request_record.h"
+
+#include <rapidjson/document.h>
+
+namespace inferd {
+
+std::string ErrorMessageOfBody(std::string_view body) {
+  rapidjson::Document document;
+  document.Parse(body.data(), body.size());
+  if (document.HasParseError() || !document.IsObject()) return {};
+  const auto error = document.FindMember("error");
+  if (error == document.MemberEnd() || !error->value.IsString()) return {};
+  return std::string(error->value.GetString(), error->value.GetStringLength());
+}
+
+}  // namespace inferd

@@ -1,0 +1,121 @@
+"""Structured logs: with --log-format json every line inferd writes is a JSON object; the
+access log has one line per request carrying the request id (the client's X-Request-ID or a
+generated one, returned in the reply), model, version, status, latency and batch size; the
+level, format and access log change at runtime through /v2/logging."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import requests
+
+from inferd_harness import assert_error, sample_request
+
+
+def post_with_id(server, path: str, body, request_id: str) -> requests.Response:
+    return requests.post(server.url + path, json=body, headers={"X-Request-ID": request_id},
+                         timeout=60)
+
+
+def json_lines(server) -> list[dict]:
+    lines = []
+    for line in server.log().splitlines():
+        if line.startswith("--- start attempt"):  # written by the test harness
+            continue
+        lines.append(json.loads(line))  # every line inferd writes must parse
+    return lines
+
+
+def access_lines(server, request_id: str, timeout: float = 5.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [line for line in json_lines(server)
+                 if line.get("logger") == "access" and line.get("request_id") == request_id]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def test_every_log_line_is_json_and_access_lines_carry_the_request(start_server,
+                                                                   small_repository):
+    server = start_server(small_repository, "--log-format", "json")
+    r = post_with_id(server, "/v2/models/digits/infer", sample_request("digits"),
+                     "client-chosen-42")
+    assert r.status_code == 200
+    assert r.headers["X-Request-ID"] == "client-chosen-42"
+    [line] = access_lines(server, "client-chosen-42")
+    assert line["level"] == "info"
+    assert line["model"] == "digits" and line["version"] == "1"
+    assert line["status"] == 200 and line["outcome"] == "success"
+    assert line["method"] == "POST" and line["path"] == "/v2/models/digits/infer"
+    assert line["batch_size"] >= 2  # the sample holds 2 rows
+    assert 0 < line["latency_ms"] < 60000
+    assert line["time"].endswith("Z")
+
+    lifecycle = [l for l in json_lines(server) if l.get("logger") == "inferd"]
+    assert any("digits" in l["msg"] and "READY" in l["msg"] for l in lifecycle)
+
+
+def test_a_request_without_an_id_gets_one_and_errors_carry_the_reason(start_server,
+                                                                      small_repository):
+    server = start_server(small_repository, "--log-format", "json")
+    r = server.post("/v2/models/digits/infer", raw='{"inputs": 5}')
+    assert_error(r, 400)
+    generated = r.headers["X-Request-ID"]
+    assert len(generated) == 32 and int(generated, 16) >= 0
+    [line] = access_lines(server, generated)
+    assert line["level"] == "warning"
+    assert line["status"] == 400 and line["outcome"] == "bad_input"
+    assert line["error"] == r.json()["error"]
+    # Two requests never share a generated id.
+    assert server.get("/v2/health/live").headers["X-Request-ID"] != generated
+
+
+def test_unusable_client_ids_are_replaced(start_server, small_repository):
+    server = start_server(small_repository)
+    r = server.get("/v2/health/live", headers={"X-Request-ID": "x" * 200})
+    assert r.headers["X-Request-ID"] != "x" * 200 and len(r.headers["X-Request-ID"]) == 32
+
+
+def test_plain_format_is_one_readable_line_per_request(start_server, small_repository):
+    server = start_server(small_repository)
+    post_with_id(server, "/v2/models/mlp_scorer/infer", sample_request("mlp_scorer"), "plain-1")
+    deadline = time.monotonic() + 5
+    while "id=plain-1" not in server.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [l for l in server.log().splitlines() if "id=plain-1" in l]
+    assert "POST /v2/models/mlp_scorer/infer 200" in line
+    assert "model=mlp_scorer version=1" in line
+
+
+def test_log_settings_change_at_runtime(start_server, small_repository):
+    server = start_server(small_repository)
+    assert server.get("/v2/logging").json() == {"log_level": "info", "log_format": "plain",
+                                                "access_log": True}
+    r = server.post("/v2/logging", {"log_level": "debug", "log_format": "json"})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"log_level": "debug", "log_format": "json", "access_log": True}
+    assert server.get("/v2/logging").json()["log_level"] == "debug"
+    # From now on the lines are JSON.
+    server.get("/v2/health/ready", headers={"X-Request-ID": "after-switch"})
+    deadline = time.monotonic() + 5
+    while '"request_id":"after-switch"' not in server.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [l for l in server.log().splitlines() if "after-switch" in l]
+    assert json.loads(line)["path"] == "/v2/health/ready"
+
+    # A bad request changes nothing and says why.
+    assert_error(server.post("/v2/logging", {"log_level": "loud"}), 400, "log_level", "loud")
+    assert_error(server.post("/v2/logging", {"log_level": "warn", "colour": "red"}), 400,
+                 "colour")
+    assert_error(server.post("/v2/logging", {"access_log": "no"}), 400, "access_log")
+    assert server.get("/v2/logging").json()["log_level"] == "debug"
+
+    # Access log off: requests no longer log.
+    assert server.post("/v2/logging", {"access_log": False}).json()["access_log"] is False
+    server.get("/v2/health/live", headers={"X-Request-ID": "silent-1"})
+    server.post("/v2/logging", {"access_log": True})
+    time.sleep(0.2)
+    assert "silent-1" not in server.log()
+    assert server.get("/v2/logging", timeout=5).status_code == 200
