@@ -8,6 +8,8 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <spdlog/async.h>
+#include <spdlog/async_logger.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/sink.h>
 #include <spdlog/spdlog.h>
@@ -22,6 +24,13 @@ constexpr char kAccessLoggerName[] = "access";
 
 std::atomic<bool> access_log_enabled{true};
 std::atomic<LogFormat> log_format{LogFormat::kPlain};
+constexpr size_t kAccessQueueLines = 16384;
+
+// The access logger's writer thread; owned here so that ShutdownLogging can drain it.
+std::shared_ptr<spdlog::details::thread_pool>& AccessPool() {
+  static auto* pool = new std::shared_ptr<spdlog::details::thread_pool>();
+  return *pool;
+}
 
 std::unique_ptr<spdlog::formatter> MakeFormatter(LogFormat format) {
   if (format == LogFormat::kJson) return std::make_unique<JsonLogFormatter>();
@@ -95,9 +104,15 @@ std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
 absl::Status ConfigureLogging(LogFormat format, std::string_view level, bool access_log) {
   std::shared_ptr<spdlog::logger> main = spdlog::default_logger();
   if (!spdlog::get(kAccessLoggerName)) {
-    // Same sinks as the main log: one stream, lines never interleaved mid-line.
-    auto access = std::make_shared<spdlog::logger>(kAccessLoggerName, main->sinks().begin(),
-                                                   main->sinks().end());
+    // Asynchronous: an I/O thread only queues the line; one background thread writes it, so
+    // a slow log consumer (a pipe, a full disk) never stalls request handling. When the
+    // queue is full the oldest lines are dropped and counted
+    // (inferd_log_messages_dropped_total) rather than blocking. Same sinks as the main log:
+    // one stream, lines never interleaved mid-line.
+    AccessPool() = std::make_shared<spdlog::details::thread_pool>(kAccessQueueLines, 1);
+    auto access = std::make_shared<spdlog::async_logger>(
+        kAccessLoggerName, main->sinks().begin(), main->sinks().end(), AccessPool(),
+        spdlog::async_overflow_policy::overrun_oldest);
     access->set_level(spdlog::level::info);
     spdlog::register_logger(access);
   }
@@ -134,6 +149,14 @@ std::string CurrentLogLevel() {
 
 LogFormat CurrentLogFormat() { return log_format.load(); }
 bool AccessLogEnabled() { return access_log_enabled.load(); }
+
+uint64_t AccessLogLinesDropped() { return AccessPool() ? AccessPool()->overrun_counter() : 0; }
+
+void ShutdownLogging() {
+  SetAccessLogEnabled(false);
+  // The pool's destructor writes what is queued, then joins its thread.
+  AccessPool().reset();
+}
 
 spdlog::logger& AccessLogger() {
   static spdlog::logger* access = [] {

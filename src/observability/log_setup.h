@@ -9,6 +9,7 @@
 #ifndef INFERD_OBSERVABILITY_LOG_SETUP_H_
 #define INFERD_OBSERVABILITY_LOG_SETUP_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,8 +27,14 @@ enum class LogFormat { kPlain, kJson };
 absl::StatusOr<LogFormat> ParseLogFormat(std::string_view name);
 std::string_view LogFormatName(LogFormat format);
 
-// Sets up the default logger and the access logger. Call once, before other threads log.
+// Sets up the default logger and the access logger (asynchronous: lines are queued and
+// written by a background thread). Call once, before other threads log.
 absl::Status ConfigureLogging(LogFormat format, std::string_view level, bool access_log);
+// Turns the access log off and writes the lines still queued. Call once at exit, after the
+// frontends have stopped.
+void ShutdownLogging();
+// Access log lines dropped because the queue was full (the writer could not keep up).
+uint64_t AccessLogLinesDropped();
 
 // Runtime changes. SetLogLevel takes spdlog's names: trace, debug, info, warn, error,
 // critical, off.

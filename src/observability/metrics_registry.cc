@@ -5,6 +5,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "observability/log_setup.h"
 #include "observability/model_metrics.h"
 #include "observability/process_metrics.h"
 
@@ -92,6 +93,8 @@ MetricsRegistry::MetricsRegistry(std::string_view server_version)
                            "Start time of the process since unix epoch in seconds.");
   f.process_fds = &Build(BuildGauge(), r, "process_open_fds", "Number of open file descriptors.");
   f.process_threads = &Build(BuildGauge(), r, "process_threads", "Number of OS threads.");
+  f.log_dropped = &Build(BuildCounter(), r, "inferd_log_messages_dropped_total",
+                         "Access log lines dropped because the log writer fell behind.");
 
   f.build_info->Add({{"version", std::string(server_version)}}).Set(1);
   for (unsigned status : kKnownHttpStatuses) {
@@ -99,6 +102,7 @@ MetricsRegistry::MetricsRegistry(std::string_view server_version)
   }
   http_in_flight_ = &f.http_in_flight->Add({});
   process_cpu_ = &f.process_cpu->Add({});
+  log_dropped_ = &f.log_dropped->Add({});
 }
 
 std::shared_ptr<ModelObserver> MetricsRegistry::ForModel(std::string_view name, int64_t version) {
@@ -165,6 +169,11 @@ prometheus::Counter& MetricsRegistry::HttpResponses(unsigned status) {
 }
 
 void MetricsRegistry::RefreshProcess() {
+  const uint64_t dropped = AccessLogLinesDropped();
+  if (dropped > log_dropped_reported_) {
+    log_dropped_->Increment(static_cast<double>(dropped - log_dropped_reported_));
+    log_dropped_reported_ = dropped;
+  }
   absl::StatusOr<ProcessSample> sample = SampleThisProcess();
   if (!sample.ok()) return;
   if (sample->cpu_seconds > process_cpu_reported_) {

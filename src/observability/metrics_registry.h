@@ -67,6 +67,7 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>* process_start;
   prometheus::Family<prometheus::Gauge>* process_fds;
   prometheus::Family<prometheus::Gauge>* process_threads;
+  prometheus::Family<prometheus::Counter>* log_dropped;
 };
 
 class MetricsRegistry : public ModelObserverFactory {
@@ -111,6 +112,8 @@ class MetricsRegistry : public ModelObserverFactory {
   prometheus::Counter* process_cpu_;
   Mutex collect_mu_;  // one refresh + collect at a time
   double process_cpu_reported_ ABSL_GUARDED_BY(collect_mu_) = 0;
+  prometheus::Counter* log_dropped_;
+  uint64_t log_dropped_reported_ ABSL_GUARDED_BY(collect_mu_) = 0;
 };
 
 }  // namespace inferd

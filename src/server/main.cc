@@ -122,6 +122,7 @@ int Run(const ServerOptions& options) {
   const bool drained = server.Shutdown();
   models.StopAll();
   spdlog::info("stopped{}", drained ? "" : " (drain timed out)");
+  ShutdownLogging();
   return 0;
 }
 

@@ -119,3 +119,17 @@ def test_log_settings_change_at_runtime(start_server, small_repository):
     time.sleep(0.2)
     assert "silent-1" not in server.log()
     assert server.get("/v2/logging", timeout=5).status_code == 200
+
+
+def test_queued_access_lines_are_written_before_exit(start_server, small_repository):
+    """The access log is written by a background thread: what is queued at SIGTERM still
+    reaches the log."""
+    server = start_server(small_repository, "--log-format", "json")
+    with requests.Session() as session:
+        for i in range(200):
+            session.get(server.url + "/v2/health/live", headers={"X-Request-ID": f"burst-{i}"},
+                        timeout=10)
+    assert server.stop() == 0
+    ids = {line["request_id"] for line in json_lines(server) if line.get("logger") == "access"}
+    assert {f"burst-{i}" for i in range(200)} <= ids
+    assert any(line.get("msg", "").startswith("stopped") for line in json_lines(server))
