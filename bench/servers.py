@@ -62,8 +62,10 @@ def log_tail(path: str, lines: int = 20) -> str:
 
 
 def inferd_command(binary: str, repository: str, port: int) -> List[str]:
+    # No access log, as nginx_ceiling.py's nginx (`access_log off`): with it, inferd writes a
+    # JSON line per request from a background thread (about one more system call each).
     return [binary, "--model-repository", repository, "--http-port", str(port),
-            "--host", HOST, "--log-level", "warn"]
+            "--host", HOST, "--log-level", "warn", "--access-log", "false"]
 
 
 def flask_command(python: str, script: str, model_file: str, port: int) -> List[str]:

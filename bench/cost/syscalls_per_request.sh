@@ -14,7 +14,7 @@ export WORK="${WORK:-/tmp/inferd-cost}"; PORT="${PORT:-18080}"
 "$here/make_repo.sh"
 cd "$WORK"
 # shellcheck disable=SC2086
-"$BIN" --model-repository repo --http-port "$PORT" --log-level warn ${EXTRA:-} > server.log 2>&1 &
+"$BIN" --model-repository repo --http-port "$PORT" --log-level warn --access-log false ${EXTRA:-} > server.log 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 300); do curl -s -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.2; done
