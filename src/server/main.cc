@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "backends/torch/torch_backend.h"
 #include "common/cores.h"
 #include "core/repository/model_manager.h"
+#include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
 #include "server/server_options.h"
@@ -79,14 +81,32 @@ int Run(const ServerOptions& options) {
   }
   spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))", options.host,
                server.port(), http.io_threads, torch_backend->intra_op_threads());
+  GrpcServer grpc_server(
+      GrpcServerOptions{.host = options.host,
+                        .port = options.grpc_port,
+                        .max_message_bytes = options.max_request_bytes,
+                        .drain_timeout = http.drain_timeout},
+      GrpcContext{
+          .models = &models, .server_version = std::string(kInferdVersion), .draining = &draining});
+  if (absl::Status started = grpc_server.Start(); !started.ok()) {
+    spdlog::critical("{}", std::string(started.message()));
+    server.Shutdown();
+    return 1;
+  }
+  spdlog::info("listening on grpc://{}:{}", options.host, grpc_server.port());
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   spdlog::info("received {}: no new connections; finishing requests in flight",
                signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Both frontends drain at once: each waits for its own requests in flight.
+  grpc_server.BeginShutdown();
+  bool grpc_drained = true;
+  std::thread grpc_drain([&] { grpc_drained = grpc_server.Shutdown(); });
   const bool drained = server.Shutdown();
+  grpc_drain.join();
   models.StopAll();
-  spdlog::info("stopped{}", drained ? "" : " (drain timed out)");
+  spdlog::info("stopped{}", drained && grpc_drained ? "" : " (drain timed out)");
   return 0;
 }
 

@@ -41,8 +41,7 @@ absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max
   std::optional<DataType> type = ParseDataType(type_name);
   if (!type) {
     return absl::InvalidArgumentError(
-        StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames(),
-               type_name == "BYTES" ? " (BYTES is not supported over JSON yet)" : ""));
+        StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames()));
   }
   ASSIGN_OR_RETURN(Shape shape, DecodeShape(input, where));
   element data;
