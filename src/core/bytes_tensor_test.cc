@@ -72,5 +72,14 @@ TEST(BytesTensorTest, RejectsBytesLeftOver) {
               HasSubstr("5 bytes are left over after the 1 BYTES elements"));
 }
 
+TEST(BytesTensorTest, AllocatedBytesTensorHoldsEmptyStrings) {
+  // What a warm-up run at load feeds a BYTES input.
+  absl::StatusOr<Tensor> tensor = Tensor::Allocate(DataType::kBytes, {2, 1});
+  ASSERT_TRUE(tensor.ok()) << tensor.status();
+  EXPECT_EQ(tensor->byte_size(), 8u);
+  EXPECT_TRUE(ValidateBytesBuffer({tensor->data(), tensor->byte_size()}, 2, "t").ok());
+  EXPECT_THAT(BytesElements(*tensor), ElementsAre("", ""));
+}
+
 }  // namespace
 }  // namespace inferd

@@ -25,8 +25,10 @@ absl::StatusOr<Tensor> FromRaw(const std::string& raw, DataType type, Shape shap
   if (type == DataType::kBytes) {
     RETURN_IF_ERROR(ValidateBytesBuffer(bytes, count, what));
     auto owned = std::make_shared<std::string>(raw);
+    // Read before the move below: argument evaluation order is unspecified.
     void* data = owned->data();
-    return Tensor::Wrap(type, std::move(shape), data, owned->size(), std::move(owned));
+    const size_t size = owned->size();
+    return Tensor::Wrap(type, std::move(shape), data, size, std::move(owned));
   }
   const size_t element_size = DataTypeSize(type);
   if (static_cast<uint64_t>(count) > raw.size() / element_size ||
