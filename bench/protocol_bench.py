@@ -46,6 +46,23 @@ def run_perf(server: InferdServer, model: str, protocol: str, concurrency: int,
     return row
 
 
+def probe_cpp(server: InferdServer, model: str) -> list[dict]:
+    """Concurrency-1 latency from the C++ client (build/inferd_latency_probe): the added
+    latency without a Python client's own per-request cost in it."""
+    command = [str(ROOT / "build" / "inferd_latency_probe"), "--http",
+               f"127.0.0.1:{server.port}", "--grpc", f"127.0.0.1:{server.grpc_port}", "-m", model,
+               "--requests", "3000" if model == "mlp_scorer" else "30",
+               "--warmup", "300" if model == "mlp_scorer" else "3"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise SystemExit(f"inferd_latency_probe failed:\n{done.stderr}")
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    for row in rows:
+        row["command"] = " ".join(command).replace(str(ROOT) + "/", "")
+        print(json.dumps(row), flush=True)
+    return rows
+
+
 def engine_p50_us(model: str) -> dict:
     command = [sys.executable, str(ROOT / "bench" / "engine_limit.py"), str(DEMO_MODELS / model),
                "--concurrency", "1", "--duration", "5"]
@@ -74,7 +91,7 @@ def main() -> int:
 
     models = args.models.split(",")
     levels = [int(c) for c in args.concurrency.split(",")]
-    rows, engines = [], {}
+    rows, engines, probes = [], {}, []
     tmp = Path(tempfile.mkdtemp(prefix="inferd-protocol-bench-"))
     server = InferdServer(DEMO_MODELS, tmp / "inferd.log").start()
     try:
@@ -83,6 +100,7 @@ def main() -> int:
                 for protocol in args.protocols.split(","):
                     rows.append(run_perf(server, model, protocol, concurrency, args,
                                          tmp / f"{model}-{protocol}-{concurrency}.json"))
+            probes += probe_cpp(server, model)
     finally:
         server.stop()
     for model in models:  # with the server stopped: the engine alone on the cores
@@ -108,13 +126,21 @@ def main() -> int:
                      f"{row.get('server_compute_infer_us', float('nan')):.0f} | {added} |")
     lines += ["", "Engine alone, concurrency 1: " + ", ".join(
         f"{m} p50 {e['p50_us']:.0f} µs" for m, e in engines.items()), "",
+        "Added latency from the C++ client (build/inferd_latency_probe, sequential requests, "
+        "so no Python client cost in the number):", "",
+        "| model | transport | p50 µs | p90 µs | p99 µs | added p50 µs (vs engine) |",
+        "|---|---|---:|---:|---:|---:|"]
+    for p in probes:
+        lines.append(f"| {p['model']} | {p['transport']} | {p['p50_us']:.0f} | {p['p90_us']:.0f} | "
+                     f"{p['p99_us']:.0f} | {p['p50_us'] - engines[p['model']]['p50_us']:.0f} |")
+    lines += ["",
         "Commands: `.venv/bin/python " + " ".join(["bench/protocol_bench.py", *sys.argv[1:]]) +
         "`; each row's inferd-perf command is in the JSON file."]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     md = args.out_dir / f"{date}-{args.name}.md"
     md.write_text("\n".join(lines) + "\n")
     (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
-        {"rows": rows, "engine": engines, "machine": {"cpus": os.cpu_count()},
+        {"rows": rows, "cpp_probe": probes, "engine": engines, "machine": {"cpus": os.cpu_count()},
          "note": "measured under shared load"}, indent=2) + "\n")
     print("\n".join(lines))
     return 0

@@ -11,3 +11,9 @@ add_executable(inferd_client_example ${CMAKE_CURRENT_LIST_DIR}/example_infer.cc)
 target_include_directories(inferd_client_example SYSTEM PRIVATE ${CLI11_INCLUDE_DIR})
 target_link_libraries(inferd_client_example PRIVATE inferd_client)
 set_target_properties(inferd_client_example PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# build/inferd_latency_probe: concurrency-1 latency from the C++ client (bench/protocol_bench.py).
+add_executable(inferd_latency_probe ${CMAKE_CURRENT_LIST_DIR}/latency_probe.cc)
+target_include_directories(inferd_latency_probe SYSTEM PRIVATE ${CLI11_INCLUDE_DIR})
+target_link_libraries(inferd_latency_probe PRIVATE inferd_client)
+set_target_properties(inferd_latency_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
