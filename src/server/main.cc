@@ -67,6 +67,19 @@ int Run(const ServerOptions& options) {
                                    .server_version = std::string(kInferdVersion),
                                    .default_model = options.default_model,
                                    .draining = &draining});
+  // gRPC first: once HTTP answers ready, both protocols are served.
+  GrpcServer grpc_server(
+      GrpcServerOptions{.host = options.host,
+                        .port = options.grpc_port,
+                        .max_message_bytes = options.max_request_bytes,
+                        .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s)},
+      GrpcContext{
+          .models = &models, .server_version = std::string(kInferdVersion), .draining = &draining});
+  if (absl::Status started = grpc_server.Start(); !started.ok()) {
+    spdlog::critical("{}", std::string(started.message()));
+    return 1;
+  }
+  spdlog::info("listening on grpc://{}:{}", options.host, grpc_server.port());
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.http_port;
@@ -81,19 +94,6 @@ int Run(const ServerOptions& options) {
   }
   spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))", options.host,
                server.port(), http.io_threads, torch_backend->intra_op_threads());
-  GrpcServer grpc_server(
-      GrpcServerOptions{.host = options.host,
-                        .port = options.grpc_port,
-                        .max_message_bytes = options.max_request_bytes,
-                        .drain_timeout = http.drain_timeout},
-      GrpcContext{
-          .models = &models, .server_version = std::string(kInferdVersion), .draining = &draining});
-  if (absl::Status started = grpc_server.Start(); !started.ok()) {
-    spdlog::critical("{}", std::string(started.message()));
-    server.Shutdown();
-    return 1;
-  }
-  spdlog::info("listening on grpc://{}:{}", options.host, grpc_server.port());
 
   int signal_number = 0;
   sigwait(&signals, &signal_number);
