@@ -1,5 +1,5 @@
-// inferd: wiring only. Parses flags, loads the repository, serves HTTP until SIGTERM/SIGINT,
-// then drains and exits 0.
+// inferd: wiring only. Parses flags, loads the repository, serves HTTP and gRPC until
+// SIGTERM/SIGINT, then drains and exits 0.
 #include <pthread.h>
 #include <signal.h>
 
