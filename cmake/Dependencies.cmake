@@ -29,3 +29,9 @@ target_link_libraries(inferd_libtorch INTERFACE
   "${INFERD_TORCH_DIR}/lib/libc10.so")
 target_compile_definitions(inferd_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
 set(CMAKE_BUILD_RPATH "${INFERD_TORCH_DIR}/lib")
+
+# gRPC and Protocol Buffers (Debian's libgrpc++-dev, protobuf-compiler-grpc): the gRPC
+# frontend and the C++ client. The stubs are generated from proto/ at build time.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_program(INFERD_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -12,7 +12,7 @@ struct TypeInfo {
   size_t size;
 };
 
-constexpr std::array<TypeInfo, 13> kTypes = {{
+constexpr std::array<TypeInfo, 14> kTypes = {{
     {DataType::kBool, "BOOL", 1},
     {DataType::kUint8, "UINT8", 1},
     {DataType::kUint16, "UINT16", 2},
@@ -26,6 +26,7 @@ constexpr std::array<TypeInfo, 13> kTypes = {{
     {DataType::kBf16, "BF16", 2},
     {DataType::kFp32, "FP32", 4},
     {DataType::kFp64, "FP64", 8},
+    {DataType::kBytes, "BYTES", 0},
 }};
 
 const TypeInfo& Info(DataType type) { return kTypes[static_cast<size_t>(type)]; }
@@ -45,11 +46,11 @@ size_t DataTypeSize(DataType type) { return Info(type).size; }
 
 bool IsIntegerType(DataType type) { return type >= DataType::kUint8 && type <= DataType::kInt64; }
 
-bool IsFloatType(DataType type) { return type >= DataType::kFp16; }
+bool IsFloatType(DataType type) { return type >= DataType::kFp16 && type <= DataType::kFp64; }
 
 std::string_view AllDataTypeNames() {
   return "BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, BF16, FP32, "
-         "FP64";
+         "FP64, BYTES";
 }
 
 }  // namespace inferd

@@ -22,6 +22,10 @@ enum class DataType {
   kBf16,
   kFp32,
   kFp64,
+  // Variable-length byte strings. A BYTES tensor's buffer holds its elements serialized as the
+  // binary protocol sends them: per element a 4-byte little-endian length, then the bytes
+  // (core/bytes_tensor.h reads and writes them).
+  kBytes,
 };
 
 // "FP32" -> kFp32; nullopt for anything that is not a protocol datatype name.
@@ -30,7 +34,7 @@ std::optional<DataType> ParseDataType(std::string_view name);
 // kFp32 -> "FP32".
 std::string_view DataTypeName(DataType type);
 
-// Bytes per element (BOOL is one byte).
+// Bytes per element (BOOL is one byte); 0 for BYTES, whose elements vary in size.
 size_t DataTypeSize(DataType type);
 
 bool IsIntegerType(DataType type);

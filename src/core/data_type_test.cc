@@ -14,7 +14,7 @@ using ::testing::Optional;
 constexpr DataType kAll[] = {
     DataType::kBool, DataType::kUint8, DataType::kUint16, DataType::kUint32, DataType::kUint64,
     DataType::kInt8, DataType::kInt16, DataType::kInt32,  DataType::kInt64,  DataType::kFp16,
-    DataType::kBf16, DataType::kFp32,  DataType::kFp64};
+    DataType::kBf16, DataType::kFp32,  DataType::kFp64,   DataType::kBytes};
 
 TEST(DataTypeTest, NamesRoundTrip) {
   for (DataType type : kAll) {
@@ -27,7 +27,7 @@ TEST(DataTypeTest, NamesRoundTrip) {
 TEST(DataTypeTest, RejectsNamesThatAreNotDatatypes) {
   EXPECT_EQ(ParseDataType("fp32"), std::nullopt);
   EXPECT_EQ(ParseDataType("FP33"), std::nullopt);
-  EXPECT_EQ(ParseDataType("BYTES"), std::nullopt);
+  EXPECT_EQ(ParseDataType("bytes"), std::nullopt);
   EXPECT_EQ(ParseDataType(""), std::nullopt);
 }
 
@@ -41,6 +41,12 @@ TEST(DataTypeTest, Sizes) {
   EXPECT_EQ(DataTypeSize(DataType::kBf16), 2u);
   EXPECT_EQ(DataTypeSize(DataType::kFp32), 4u);
   EXPECT_EQ(DataTypeSize(DataType::kFp64), 8u);
+  EXPECT_EQ(DataTypeSize(DataType::kBytes), 0u);  // variable
+}
+
+TEST(DataTypeTest, BytesIsNeitherIntegerNorFloat) {
+  EXPECT_FALSE(IsIntegerType(DataType::kBytes));
+  EXPECT_FALSE(IsFloatType(DataType::kBytes));
 }
 
 TEST(DataTypeTest, Categories) {

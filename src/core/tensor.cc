@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -33,15 +34,17 @@ namespace {
 
 // A buffer for `shape`, or an error when its byte size overflows or memory runs out: shapes
 // come from clients and config files, so neither may bring the server down.
-absl::StatusOr<Tensor> AllocateBuffer(DataType type, Shape shape, bool zero) {
+absl::StatusOr<Tensor> AllocateBuffer(DataType type, Shape shape, bool zero,
+                                      std::optional<size_t> byte_size = std::nullopt) {
   absl::StatusOr<int64_t> count = ElementCount(shape);
   if (!count.ok()) return count.status();
-  const size_t element_size = DataTypeSize(type);
+  // BYTES: an element's smallest form is its 4-byte length (the empty string).
+  const size_t element_size = type == DataType::kBytes ? 4 : DataTypeSize(type);
   if (static_cast<uint64_t>(*count) > std::numeric_limits<size_t>::max() / element_size) {
     return absl::InvalidArgumentError(
         StrCat("shape ", ShapeToString(shape), " is too large to allocate"));
   }
-  const size_t bytes = static_cast<size_t>(*count) * element_size;
+  const size_t bytes = byte_size.value_or(static_cast<size_t>(*count) * element_size);
   std::byte* raw = nullptr;
   try {
     raw = zero ? new std::byte[bytes == 0 ? 1 : bytes]() : new std::byte[bytes == 0 ? 1 : bytes];
@@ -61,6 +64,10 @@ absl::StatusOr<Tensor> Tensor::Allocate(DataType type, Shape shape) {
 
 absl::StatusOr<Tensor> Tensor::AllocateForOverwrite(DataType type, Shape shape) {
   return AllocateBuffer(type, std::move(shape), /*zero=*/false);
+}
+
+absl::StatusOr<Tensor> Tensor::AllocateForOverwrite(DataType type, Shape shape, size_t byte_size) {
+  return AllocateBuffer(type, std::move(shape), /*zero=*/false, byte_size);
 }
 
 Tensor Tensor::Wrap(DataType type, Shape shape, void* data, size_t byte_size,

@@ -33,10 +33,14 @@ class Tensor {
   Tensor() = default;
 
   // A zero-filled tensor that owns its bytes. Errors: a negative dimension or a size that
-  // overflows (InvalidArgument), no memory (ResourceExhausted).
+  // overflows (InvalidArgument), no memory (ResourceExhausted). A BYTES tensor gets 4 zero
+  // bytes per element: every element is the empty string.
   static absl::StatusOr<Tensor> Allocate(DataType type, Shape shape);
   // As Allocate, without zeroing: for a caller that writes every element (the decoders).
   static absl::StatusOr<Tensor> AllocateForOverwrite(DataType type, Shape shape);
+  // As AllocateForOverwrite with the byte size given: for BYTES, whose size the shape does
+  // not fix (the caller writes `byte_size` bytes of serialized elements).
+  static absl::StatusOr<Tensor> AllocateForOverwrite(DataType type, Shape shape, size_t byte_size);
 
   // A view over `data`, kept alive by `owner`. `byte_size` must equal the shape's size.
   static Tensor Wrap(DataType type, Shape shape, void* data, size_t byte_size,

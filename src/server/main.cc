@@ -1,5 +1,5 @@
-// inferd: wiring only. Parses flags, loads the repository, serves HTTP until SIGTERM/SIGINT,
-// then drains and exits 0.
+// inferd: wiring only. Parses flags, loads the repository, serves HTTP and gRPC until
+// SIGTERM/SIGINT, then drains and exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "backends/torch/torch_backend.h"
 #include "common/cores.h"
 #include "core/repository/model_manager.h"
+#include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
 #include "frontends/http/static_files.h"
@@ -99,6 +101,19 @@ int Run(const ServerOptions& options) {
                                    .metrics = &metrics,
                                    .recent_errors = &recent_errors,
                                    .dashboard = dashboard.get()});
+  // gRPC first: once HTTP answers ready, both protocols are served.
+  GrpcServer grpc_server(
+      GrpcServerOptions{.host = options.host,
+                        .port = options.grpc_port,
+                        .max_message_bytes = options.max_request_bytes,
+                        .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s)},
+      GrpcContext{
+          .models = &models, .server_version = std::string(kInferdVersion), .draining = &draining});
+  if (absl::Status started = grpc_server.Start(); !started.ok()) {
+    spdlog::critical("{}", std::string(started.message()));
+    return 1;
+  }
+  spdlog::info("listening on grpc://{}:{}", options.host, grpc_server.port());
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.http_port;
@@ -119,9 +134,14 @@ int Run(const ServerOptions& options) {
   sigwait(&signals, &signal_number);
   spdlog::info("received {}: no new connections; finishing requests in flight",
                signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
+  // Both frontends drain at once: each waits for its own requests in flight.
+  grpc_server.BeginShutdown();
+  bool grpc_drained = true;
+  std::thread grpc_drain([&] { grpc_drained = grpc_server.Shutdown(); });
   const bool drained = server.Shutdown();
+  grpc_drain.join();
   models.StopAll();
-  spdlog::info("stopped{}", drained ? "" : " (drain timed out)");
+  spdlog::info("stopped{}", drained && grpc_drained ? "" : " (drain timed out)");
   ShutdownLogging();
   return 0;
 }

@@ -52,6 +52,9 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
   app.add_option("--http-port", options.http_port, "HTTP port (0 picks a free one)")
       ->envname("INFERD_HTTP_PORT")
       ->capture_default_str();
+  app.add_option("--grpc-port", options.grpc_port, "gRPC port (0 picks a free one)")
+      ->envname("INFERD_GRPC_PORT")
+      ->capture_default_str();
   app.add_option("--http-threads", options.http_threads,
                  "I/O threads (0: a quarter of the cores, at least 1)")
       ->envname("INFERD_HTTP_THREADS")

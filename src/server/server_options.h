@@ -13,7 +13,8 @@ struct ServerOptions {
   std::string model_repository;
   std::string host = "0.0.0.0";
   uint16_t http_port = 8080;
-  int http_threads = 0;  // 0: chosen from the core count
+  uint16_t grpc_port = 8081;  // inference.GRPCInferenceService + grpc.health.v1.Health
+  int http_threads = 0;       // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
   std::string default_model;
   std::string log_level = "info";

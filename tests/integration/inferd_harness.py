@@ -89,6 +89,7 @@ class InferdServer:
         self.port_flag = port_flag
         self.name = name
         self.port: int | None = None
+        self.grpc_port: int | None = None
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -100,7 +101,8 @@ class InferdServer:
         if self.repository is not None:
             cmd += ["--model-repository", str(self.repository)]
         if self.port_flag:
-            cmd += ["--http-port", str(self.port), "--host", "127.0.0.1"]
+            cmd += ["--http-port", str(self.port), "--host", "127.0.0.1",
+                    "--grpc-port", str(self.grpc_port)]
         return cmd + self.args
 
     def start(self) -> "InferdServer":
@@ -109,9 +111,12 @@ class InferdServer:
         # A port found free can be taken by another process before inferd binds it; retry then.
         for attempt in range(3):
             self.port = free_port()
+            self.grpc_port = free_port()
             env = dict(self.extra_env)
             if not self.port_flag:
                 env.setdefault("INFERD_HTTP_PORT", str(self.port))
+                env.setdefault("INFERD_GRPC_PORT", str(self.grpc_port))
+                self.grpc_port = int(env["INFERD_GRPC_PORT"])
                 env.setdefault("INFERD_HOST", "127.0.0.1")
                 self.port = int(env["INFERD_HTTP_PORT"])
             with open(self.log_path, "ab") as log:

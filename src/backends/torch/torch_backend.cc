@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/bytes_tensor.h"
 
 namespace inferd {
 namespace {
@@ -105,6 +106,14 @@ class TorchModel : public BackendModel {
     std::vector<c10::IValue> args;
     args.reserve(inputs.size());
     for (const Tensor& input : inputs) {
+      if (input.type() == DataType::kBytes) {
+        // TorchScript has no string tensors: a BYTES input arrives as List[str] holding the
+        // elements in row-major order (a batch of B rows of one string is B strings).
+        c10::List<std::string> strings;
+        for (std::string_view element : BytesElements(input)) strings.emplace_back(element);
+        args.emplace_back(std::move(strings));
+        continue;
+      }
       // A zero-copy view; the deleter holds the buffer's owner so that an output aliasing
       // an input (an identity model) stays valid after the request releases its inputs.
       std::shared_ptr<const void> owner = input.owner();

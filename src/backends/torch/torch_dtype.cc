@@ -30,6 +30,8 @@ c10::ScalarType ToTorchType(DataType type) {
       return c10::ScalarType::Float;
     case DataType::kFp64:
       return c10::ScalarType::Double;
+    case DataType::kBytes:
+      break;  // not a tensor element type: the backend passes BYTES as List[str]
   }
   return c10::ScalarType::Undefined;
 }

@@ -21,8 +21,12 @@ absl::StatusOr<std::vector<Tensor>> GatherInputs(const std::vector<PendingReques
   for (size_t i = 0; i < first.inputs.size(); ++i) {
     Shape shape = first.inputs[i].tensor.shape();
     shape[0] = total_rows;
+    // Sized by the parts: a BYTES tensor's size depends on its strings, not on its shape.
+    size_t bytes = 0;
+    for (const PendingRequest& pending : batch)
+      bytes += pending.request->inputs[i].tensor.byte_size();
     ASSIGN_OR_RETURN(Tensor merged,
-                     Tensor::AllocateForOverwrite(first.inputs[i].tensor.type(), shape));
+                     Tensor::AllocateForOverwrite(first.inputs[i].tensor.type(), shape, bytes));
     std::byte* out = merged.mutable_data();
     for (const PendingRequest& pending : batch) {
       const Tensor& part = pending.request->inputs[i].tensor;

@@ -7,10 +7,12 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/float16.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/bytes_tensor.h"
 
 namespace inferd {
 namespace {
@@ -220,6 +222,8 @@ class LeafWriter {
         Put<double>(v);
         return absl::OkStatus();
       }
+      case DataType::kBytes:
+        break;  // DecodeBytesData reads BYTES
     }
     return absl::InternalError("unhandled datatype");
   }
@@ -288,6 +292,11 @@ void WriteElement(const Tensor& tensor, int64_t index, JsonWriter& writer) {
       return WriteValue<float>(reinterpret_cast<const float*>(p)[index], writer);
     case DataType::kFp64:
       return WriteValue<double>(reinterpret_cast<const double*>(p)[index], writer);
+    case DataType::kBytes: {
+      const std::string_view text = BytesElements(tensor)[static_cast<size_t>(index)];
+      writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+      return;
+    }
   }
 }
 
@@ -312,10 +321,61 @@ absl::StatusOr<Tensor> Decode(element data, DataType type, Shape shape, bool nes
   return tensor;
 }
 
+// For BYTES, which LeafWriter does not write: every list must have the length the first
+// element at its depth has.
+absl::Status CheckRectangular(element value, const Shape& shape, size_t depth,
+                              std::string_view what) {
+  if (depth == shape.size()) {
+    if (value.type() == element_type::ARRAY) {
+      return absl::InvalidArgumentError(StrCat(what, ": the nested lists are ragged (deeper than ",
+                                               ShapeToString(shape), " at one element)"));
+    }
+    return absl::OkStatus();
+  }
+  simdjson::dom::array array;
+  if (value.get(array) || static_cast<int64_t>(array.size()) != shape[depth]) {
+    return absl::InvalidArgumentError(StrCat(
+        what, ": the nested lists are ragged (expected ", shape[depth], " elements at depth ",
+        depth, " as the first row has, shape ", ShapeToString(shape), ")"));
+  }
+  for (element child : array) RETURN_IF_ERROR(CheckRectangular(child, shape, depth + 1, what));
+  return absl::OkStatus();
+}
+
+// BYTES over JSON: each element is a JSON string, nested or flat in row-major order.
+absl::Status CollectStrings(element value, std::vector<std::string_view>& out,
+                            std::string_view what) {
+  if (value.type() == element_type::ARRAY) {
+    const simdjson::dom::array array = value.get_array().value_unsafe();
+    for (element child : array) RETURN_IF_ERROR(CollectStrings(child, out, what));
+    return absl::OkStatus();
+  }
+  std::string_view text;
+  if (value.get(text)) {
+    return absl::InvalidArgumentError(StrCat(what, ": element ", out.size(), " is ", Excerpt(value),
+                                             ", but BYTES data must be strings"));
+  }
+  out.push_back(text);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> DecodeBytesData(element data, Shape shape, std::string_view what) {
+  std::vector<std::string_view> elements;
+  RETURN_IF_ERROR(CollectStrings(data, elements, what));
+  ASSIGN_OR_RETURN(int64_t expected, ElementCount(shape));
+  if (static_cast<int64_t>(elements.size()) != expected) {
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", ShapeToString(shape), " needs ",
+                                             expected, " elements, but data has ",
+                                             elements.size()));
+  }
+  return MakeBytesTensor(std::move(shape), elements);
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> DecodeTensorData(element data, DataType type, Shape shape,
                                         std::string_view what, int64_t max_elements) {
+  if (type == DataType::kBytes) return DecodeBytesData(data, std::move(shape), what);
   return Decode(data, type, std::move(shape), /*nested=*/false, what, max_elements);
 }
 
@@ -328,11 +388,22 @@ absl::StatusOr<Tensor> DecodeNestedTensor(element data, DataType type, std::stri
     if (array.size() == 0) break;
     e = array.at(0).value_unsafe();
   }
+  if (type == DataType::kBytes) {
+    RETURN_IF_ERROR(CheckRectangular(data, shape, 0, what));
+    return DecodeBytesData(data, std::move(shape), what);
+  }
   return Decode(data, type, std::move(shape), /*nested=*/true, what, max_elements);
 }
 
 void WriteFlatData(const Tensor& tensor, JsonWriter& writer) {
   writer.StartArray();
+  if (tensor.type() == DataType::kBytes) {
+    for (std::string_view text : BytesElements(tensor)) {
+      writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+    }
+    writer.EndArray();
+    return;
+  }
   for (int64_t i = 0; i < tensor.element_count(); ++i) WriteElement(tensor, i, writer);
   writer.EndArray();
 }

@@ -1,4 +1,4 @@
-// Tensor data <-> JSON arrays, for every datatype except BYTES.
+// Tensor data <-> JSON arrays, for every datatype (BYTES elements are JSON strings).
 //
 // Reading writes each JSON leaf straight into the tensor's buffer (no intermediate vector);
 // writing prints floats with the shortest text that reads back to the same value.

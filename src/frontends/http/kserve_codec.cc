@@ -31,7 +31,22 @@ absl::StatusOr<Shape> DecodeShape(object input, std::string_view where) {
   return shape;
 }
 
-absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max_elements) {
+// The input's "binary_data_size" parameter, if it has one.
+absl::StatusOr<std::optional<uint64_t>> BinaryDataSize(object input, std::string_view where) {
+  element parameters;
+  if (input["parameters"].get(parameters)) return std::nullopt;
+  element size;
+  if (parameters["binary_data_size"].get(size)) return std::nullopt;
+  uint64_t value;
+  if (size.get(value)) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": 'binary_data_size' must be a non-negative integer"));
+  }
+  return value;
+}
+
+absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max_elements,
+                                        BinaryTensorReader* binary) {
   std::string where = StrCat("inputs[", index, "]");
   object input;
   if (value.get(input)) return absl::InvalidArgumentError(where + ": must be an object");
@@ -41,14 +56,31 @@ absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max
   std::optional<DataType> type = ParseDataType(type_name);
   if (!type) {
     return absl::InvalidArgumentError(
-        StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames(),
-               type_name == "BYTES" ? " (BYTES is not supported over JSON yet)" : ""));
+        StrCat(where, ": datatype '", type_name, "' is not one of ", AllDataTypeNames()));
   }
   ASSIGN_OR_RETURN(Shape shape, DecodeShape(input, where));
+  ASSIGN_OR_RETURN(std::optional<uint64_t> binary_size, BinaryDataSize(input, where));
   element data;
-  if (input["data"].get(data)) {
+  const bool has_data = !input["data"].get(data);
+  if (binary_size) {
+    if (has_data) {
+      return absl::InvalidArgumentError(
+          StrCat(where, ": has both 'data' and 'binary_data_size'; send one"));
+    }
+    if (binary == nullptr) {
+      return absl::InvalidArgumentError(
+          StrCat(where,
+                 ": 'binary_data_size' needs the binary tensor extension: send the JSON length "
+                 "in the Inference-Header-Content-Length header and the tensors after it"));
+    }
+    ASSIGN_OR_RETURN(Tensor tensor, binary->Next(*type, std::move(shape), *binary_size, where));
+    return NamedTensor{std::string(name), std::move(tensor)};
+  }
+  if (!has_data) {
     return absl::InvalidArgumentError(
-        StrCat(where, ": 'data' is required (binary tensor data is not supported yet)"));
+        StrCat(where,
+               ": 'data' is required (or 'parameters': {'binary_data_size'} with the "
+               "binary tensor extension)"));
   }
   ASSIGN_OR_RETURN(Tensor tensor,
                    DecodeTensorData(data, *type, std::move(shape), where, max_elements));
@@ -68,6 +100,17 @@ absl::StatusOr<std::optional<int64_t>> IntegerParameter(object parameters, std::
   return number;
 }
 
+// A boolean parameter, if present.
+absl::StatusOr<std::optional<bool>> BoolParameter(object parameters, std::string_view name) {
+  element value;
+  if (parameters[name].get(value)) return std::nullopt;
+  bool flag;
+  if (value.get(flag)) {
+    return absl::InvalidArgumentError(StrCat("parameter '", name, "' must be true or false"));
+  }
+  return flag;
+}
+
 // Request parameters the scheduler understands: "priority" (1 = highest) and "timeout"
 // (microseconds in the queue). Others are ignored, as the protocol allows.
 absl::Status DecodeParameters(object request, InferRequest& decoded) {
@@ -84,9 +127,28 @@ absl::Status DecodeParameters(object request, InferRequest& decoded) {
   return absl::OkStatus();
 }
 
+absl::Status DecodeBinaryOutputDefault(object request, BinaryOutputs& outputs) {
+  element value;
+  if (request["parameters"].get(value)) return absl::OkStatus();
+  object parameters;
+  if (value.get(parameters)) return absl::OkStatus();  // DecodeParameters reports it
+  ASSIGN_OR_RETURN(std::optional<bool> all, BoolParameter(parameters, "binary_data_output"));
+  outputs.all = all.value_or(false);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body) {
+bool BinaryOutputs::IsBinary(std::string_view name) const {
+  for (const auto& [output, binary] : per_output) {
+    if (output == name) return binary;
+  }
+  return all;
+}
+
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body,
+                                                                 BinaryTensorReader* binary,
+                                                                 BinaryOutputs* binary_outputs) {
   ASSIGN_OR_RETURN(element root, ParseJsonBody(body));
   object request;
   if (root.get(request)) {
@@ -100,12 +162,14 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
     decoded->id = std::string(text);
   }
   RETURN_IF_ERROR(DecodeParameters(request, *decoded));
+  if (binary_outputs != nullptr)
+    RETURN_IF_ERROR(DecodeBinaryOutputDefault(request, *binary_outputs));
   ASSIGN_OR_RETURN(simdjson::dom::array inputs, GetArray(request, "inputs", "the request"));
   if (inputs.size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
   const auto max_elements = static_cast<int64_t>(body.size());
   size_t index = 0;
   for (element input : inputs) {
-    ASSIGN_OR_RETURN(NamedTensor tensor, DecodeInput(input, index++, max_elements));
+    ASSIGN_OR_RETURN(NamedTensor tensor, DecodeInput(input, index++, max_elements, binary));
     decoded->inputs.push_back(std::move(tensor));
   }
   element outputs;
@@ -119,13 +183,21 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
       if (output.get(entry)) return absl::InvalidArgumentError(where + ": must be an object");
       ASSIGN_OR_RETURN(std::string_view name, GetString(entry, "name", where));
       decoded->requested_outputs.emplace_back(name);
+      element parameters;
+      object parameter_object;
+      if (binary_outputs != nullptr && !entry["parameters"].get(parameters) &&
+          !parameters.get(parameter_object)) {
+        ASSIGN_OR_RETURN(std::optional<bool> flag, BoolParameter(parameter_object, "binary_data"));
+        if (flag) binary_outputs->per_output.emplace_back(name, *flag);
+      }
     }
   }
   return decoded;
 }
 
 std::string EncodeInferResponse(std::string_view model_name, int64_t version, std::string_view id,
-                                const InferResponse& response) {
+                                const InferResponse& response, const BinaryOutputs* binary,
+                                std::string* binary_data) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -151,8 +223,18 @@ std::string EncodeInferResponse(std::string_view model_name, int64_t version, st
     writer.StartArray();
     for (int64_t dim : output.tensor.shape()) writer.Int64(dim);
     writer.EndArray();
-    writer.Key("data");
-    WriteFlatData(output.tensor, writer);
+    if (binary != nullptr && binary_data != nullptr && binary->IsBinary(output.name)) {
+      writer.Key("parameters");
+      writer.StartObject();
+      writer.Key("binary_data_size");
+      writer.Uint64(output.tensor.byte_size());
+      writer.EndObject();
+      binary_data->append(reinterpret_cast<const char*>(output.tensor.data()),
+                          output.tensor.byte_size());
+    } else {
+      writer.Key("data");
+      WriteFlatData(output.tensor, writer);
+    }
     writer.EndObject();
   }
   writer.EndArray();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -109,10 +110,26 @@ TEST(KserveCodecTest, RejectsUnknownDatatype) {
       AllOf(HasSubstr("input 'x': datatype 'FP33' is not one of"), HasSubstr("FP32")));
 }
 
-TEST(KserveCodecTest, RejectsBytesDatatypeSayingItIsNotSupported) {
+TEST(KserveCodecTest, DecodesBytesFromJsonStrings) {
+  std::string body =
+      R"({"inputs": [{"name": "text", "datatype": "BYTES", "shape": [2, 1],
+                      "data": [["hello"], [""]]}]})";
+  absl::StatusOr<std::unique_ptr<InferRequest>> request = DecodeInferRequest(body);
+  ASSERT_TRUE(request.ok()) << request.status();
+  const Tensor& text = (*request)->inputs[0].tensor;
+  EXPECT_EQ(text.type(), DataType::kBytes);
+  EXPECT_THAT(text.shape(), ElementsAre(2, 1));
+  EXPECT_THAT(BytesElements(text), ElementsAre("hello", ""));
+}
+
+TEST(KserveCodecTest, RejectsBytesDataThatIsNotStrings) {
   EXPECT_THAT(
-      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "BYTES", "shape": [1], "data": ["a"]}]})"),
-      AllOf(HasSubstr("datatype 'BYTES'"), HasSubstr("BYTES is not supported over JSON")));
+      ErrorOf(
+          R"({"inputs": [{"name": "x", "datatype": "BYTES", "shape": [2], "data": ["a", 1]}]})"),
+      HasSubstr("input 'x': element 1 is 1, but BYTES data must be strings"));
+  EXPECT_THAT(
+      ErrorOf(R"({"inputs": [{"name": "x", "datatype": "BYTES", "shape": [2], "data": ["a"]}]})"),
+      HasSubstr("shape [2] needs 2 elements, but data has 1"));
 }
 
 TEST(KserveCodecTest, RejectsMissingShape) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "frontends/http/infer_body.h"
 #include "frontends/http/json_tensor_codec.h"
 #include "frontends/http/kserve_codec.h"
 
@@ -61,6 +62,8 @@ HttpReply HandleServerMetadata(const HandlerContext& ctx) {
   writer.Key("extensions");
   writer.StartArray();
   writer.String("model_repository");
+  writer.String("statistics");
+  writer.String("binary_tensor_data");
   writer.EndArray();
   writer.EndObject();
   return JsonReply(200, buffer);
@@ -138,18 +141,19 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   NoteModel(*responder, *model);
-  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
-  if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
+  if (absl::Status headers = ApplySchedulingHeaders(request, *decoded->request); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
 
-  std::string id = (*decoded)->id;
-  ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(),
-                         id = std::move(id)](const InferResponse& response) {
-    return HttpReply{200, EncodeInferResponse(name, version, id, response), "application/json", {}};
+  std::string id = decoded->request->id;
+  ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(), id = std::move(id),
+                         binary =
+                             std::move(decoded->binary_outputs)](const InferResponse& response) {
+    return EncodeInferReply(name, version, id, response, binary);
   };
-  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+  SubmitInference(*model, std::move(decoded->request), std::move(responder), std::move(encode));
 }
 
 }  // namespace inferd

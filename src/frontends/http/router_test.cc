@@ -205,8 +205,9 @@ TEST_F(RouterTest, ServerMetadata) {
   Start();
   const HttpReply reply = Get("/v2");
   EXPECT_EQ(reply.status, 200u);
-  EXPECT_EQ(reply.body,
-            R"({"name":"inferd","version":"9.9.9-test","extensions":["model_repository"]})");
+  EXPECT_EQ(
+      reply.body,
+      R"({"name":"inferd","version":"9.9.9-test","extensions":["model_repository","statistics","binary_tensor_data"]})");
   EXPECT_EQ(Get("/v2/").status, 200u);  // a trailing slash is the same path
 }
 

@@ -1,0 +1,21 @@
+// What the gRPC service shares with its handlers: the models and the server's own state.
+#ifndef INFERD_FRONTENDS_GRPC_GRPC_CONTEXT_H_
+#define INFERD_FRONTENDS_GRPC_GRPC_CONTEXT_H_
+
+#include <atomic>
+#include <string>
+
+#include "core/repository/model_manager.h"
+
+namespace inferd {
+
+struct GrpcContext {
+  ModelManager* models = nullptr;
+  std::string server_version;
+  // Set once shutdown begins: ServerReady turns false (as HTTP's /v2/health/ready does).
+  const std::atomic<bool>* draining = nullptr;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_GRPC_GRPC_CONTEXT_H_

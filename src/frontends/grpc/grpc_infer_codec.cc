@@ -1,0 +1,205 @@
+#include "frontends/grpc/grpc_infer_codec.h"
+
+#include <charconv>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "core/bytes_tensor.h"
+
+namespace inferd {
+namespace {
+
+using InputTensor = inference::ModelInferRequest::InferInputTensor;
+
+absl::StatusOr<Tensor> FromRaw(const std::string& raw, DataType type, Shape shape,
+                               std::string_view what) {
+  ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(raw.data()),
+                                         raw.size());
+  if (type == DataType::kBytes) {
+    RETURN_IF_ERROR(ValidateBytesBuffer(bytes, count, what));
+    auto owned = std::make_shared<std::string>(raw);
+    // Read before the move below: argument evaluation order is unspecified.
+    void* data = owned->data();
+    const size_t size = owned->size();
+    return Tensor::Wrap(type, std::move(shape), data, size, std::move(owned));
+  }
+  const size_t element_size = DataTypeSize(type);
+  if (static_cast<uint64_t>(count) > raw.size() / element_size ||
+      static_cast<size_t>(count) * element_size != raw.size()) {
+    return absl::InvalidArgumentError(
+        StrCat(what, ": shape ", ShapeToString(shape), " of ", DataTypeName(type), " needs ", count,
+               " x ", element_size, " bytes, but raw_input_contents has ", raw.size()));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::AllocateForOverwrite(type, std::move(shape)));
+  if (!raw.empty()) std::memcpy(tensor.mutable_data(), raw.data(), raw.size());
+  return tensor;
+}
+
+template <typename Out, typename Field>
+absl::StatusOr<Tensor> FromTyped(const Field& values, DataType type, Shape shape,
+                                 std::string_view field, std::string_view what) {
+  ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
+  if (count != values.size()) {
+    return absl::InvalidArgumentError(StrCat(what, ": shape ", ShapeToString(shape), " needs ",
+                                             count, " elements, but contents.", field, " has ",
+                                             values.size()));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::AllocateForOverwrite(type, std::move(shape)));
+  Out* out = tensor.mutable_data_as<Out>();
+  for (int i = 0; i < values.size(); ++i) {
+    const auto v = values.Get(i);
+    if constexpr (std::is_integral_v<Out> && !std::is_same_v<Out, bool>) {
+      if (!std::in_range<Out>(v)) {
+        return absl::InvalidArgumentError(
+            StrCat(what, ": element ", i, " (", v, ") is out of range for ", DataTypeName(type)));
+      }
+    }
+    out[i] = static_cast<Out>(v);
+  }
+  return tensor;
+}
+
+absl::StatusOr<Tensor> FromContents(const InputTensor& input, DataType type, Shape shape,
+                                    std::string_view what) {
+  const inference::InferTensorContents& c = input.contents();
+  switch (type) {
+    case DataType::kBool:
+      return FromTyped<bool>(c.bool_contents(), type, std::move(shape), "bool_contents", what);
+    case DataType::kUint8:
+      return FromTyped<uint8_t>(c.uint_contents(), type, std::move(shape), "uint_contents", what);
+    case DataType::kUint16:
+      return FromTyped<uint16_t>(c.uint_contents(), type, std::move(shape), "uint_contents", what);
+    case DataType::kUint32:
+      return FromTyped<uint32_t>(c.uint_contents(), type, std::move(shape), "uint_contents", what);
+    case DataType::kUint64:
+      return FromTyped<uint64_t>(c.uint64_contents(), type, std::move(shape), "uint64_contents",
+                                 what);
+    case DataType::kInt8:
+      return FromTyped<int8_t>(c.int_contents(), type, std::move(shape), "int_contents", what);
+    case DataType::kInt16:
+      return FromTyped<int16_t>(c.int_contents(), type, std::move(shape), "int_contents", what);
+    case DataType::kInt32:
+      return FromTyped<int32_t>(c.int_contents(), type, std::move(shape), "int_contents", what);
+    case DataType::kInt64:
+      return FromTyped<int64_t>(c.int64_contents(), type, std::move(shape), "int64_contents", what);
+    case DataType::kFp32:
+      return FromTyped<float>(c.fp32_contents(), type, std::move(shape), "fp32_contents", what);
+    case DataType::kFp64:
+      return FromTyped<double>(c.fp64_contents(), type, std::move(shape), "fp64_contents", what);
+    case DataType::kBytes: {
+      std::vector<std::string_view> elements(c.bytes_contents().begin(), c.bytes_contents().end());
+      ASSIGN_OR_RETURN(int64_t count, ElementCount(shape));
+      if (count != static_cast<int64_t>(elements.size())) {
+        return absl::InvalidArgumentError(
+            StrCat(what, ": shape ", ShapeToString(shape), " needs ", count,
+                   " elements, but contents.bytes_contents has ", elements.size()));
+      }
+      return MakeBytesTensor(std::move(shape), elements);
+    }
+    case DataType::kFp16:
+    case DataType::kBf16:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      StrCat(what, ": ", DataTypeName(type),
+             " has no typed contents field in the protocol; send it in raw_input_contents"));
+}
+
+// A non-negative integer parameter sent as int64_param or uint64_param.
+absl::StatusOr<std::optional<int64_t>> IntegerParameter(const inference::ModelInferRequest& request,
+                                                        const std::string& name) {
+  auto it = request.parameters().find(name);
+  if (it == request.parameters().end()) return std::nullopt;
+  const inference::InferParameter& p = it->second;
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
+    return p.int64_param();
+  }
+  if (p.parameter_choice_case() == inference::InferParameter::kUint64Param &&
+      p.uint64_param() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return static_cast<int64_t>(p.uint64_param());
+  }
+  return absl::InvalidArgumentError(
+      StrCat("parameter '", name, "' must be a non-negative int64_param or uint64_param"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
+    const inference::ModelInferRequest& request) {
+  auto decoded = std::make_unique<InferRequest>();
+  decoded->id = request.id();
+  ASSIGN_OR_RETURN(std::optional<int64_t> priority, IntegerParameter(request, "priority"));
+  if (priority) decoded->priority = static_cast<int>(std::min<int64_t>(*priority, 1 << 20));
+  ASSIGN_OR_RETURN(std::optional<int64_t> timeout, IntegerParameter(request, "timeout"));
+  if (timeout) decoded->timeout_us = *timeout;
+
+  if (request.inputs_size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
+  const bool raw = request.raw_input_contents_size() > 0;
+  if (raw && request.raw_input_contents_size() != request.inputs_size()) {
+    return absl::InvalidArgumentError(StrCat(
+        "raw_input_contents has ", request.raw_input_contents_size(), " entries but there are ",
+        request.inputs_size(), " inputs: send one raw entry per input, or none and use contents"));
+  }
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const InputTensor& input = request.inputs(i);
+    const std::string what = StrCat("input '", input.name(), "'");
+    std::optional<DataType> type = ParseDataType(input.datatype());
+    if (!type) {
+      return absl::InvalidArgumentError(
+          StrCat(what, ": datatype '", input.datatype(), "' is not one of ", AllDataTypeNames()));
+    }
+    Shape shape(input.shape().begin(), input.shape().end());
+    for (int64_t dim : shape) {
+      if (dim < 0) {
+        return absl::InvalidArgumentError(
+            StrCat(what, ": shape ", ShapeToString(shape), " has a negative dimension"));
+      }
+    }
+    if (raw && input.has_contents()) {
+      return absl::InvalidArgumentError(
+          StrCat(what, ": has both contents and raw_input_contents; send one"));
+    }
+    absl::StatusOr<Tensor> tensor =
+        raw ? FromRaw(request.raw_input_contents(i), *type, std::move(shape), what)
+            : FromContents(input, *type, std::move(shape), what);
+    if (!tensor.ok()) return tensor.status();
+    decoded->inputs.push_back(NamedTensor{input.name(), *std::move(tensor)});
+  }
+  for (const auto& output : request.outputs()) decoded->requested_outputs.push_back(output.name());
+  return decoded;
+}
+
+void EncodeGrpcInferResponse(std::string_view model_name, int64_t version, std::string_view id,
+                             const InferResponse& response, inference::ModelInferResponse* out) {
+  out->set_model_name(std::string(model_name));
+  out->set_model_version(std::to_string(version));
+  out->set_id(std::string(id));
+  for (const NamedTensor& output : response.outputs) {
+    inference::ModelInferResponse::InferOutputTensor* tensor = out->add_outputs();
+    tensor->set_name(output.name);
+    tensor->set_datatype(std::string(DataTypeName(output.tensor.type())));
+    for (int64_t dim : output.tensor.shape()) tensor->add_shape(dim);
+    out->add_raw_output_contents()->assign(reinterpret_cast<const char*>(output.tensor.data()),
+                                           output.tensor.byte_size());
+  }
+}
+
+absl::StatusOr<std::optional<int64_t>> ParseGrpcVersion(std::string_view version) {
+  if (version.empty()) return std::nullopt;
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(version.data(), version.data() + version.size(), value);
+  if (ec != std::errc() || end != version.data() + version.size() || value < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("model version '", version, "' is not a version number"));
+  }
+  return value;
+}
+
+}  // namespace inferd

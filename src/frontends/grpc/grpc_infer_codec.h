@@ -1,0 +1,35 @@
+// ModelInferRequest -> InferRequest and InferResponse -> ModelInferResponse.
+//
+// Inputs come either as raw_input_contents (one little-endian buffer per input, BYTES as
+// 4-byte length + bytes per element) or as typed InferTensorContents; outputs always go back
+// as raw_output_contents, which every Open Inference Protocol client reads.
+#ifndef INFERD_FRONTENDS_GRPC_GRPC_INFER_CODEC_H_
+#define INFERD_FRONTENDS_GRPC_GRPC_INFER_CODEC_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "core/infer_request.h"
+#include "inference_service.pb.h"
+
+namespace inferd {
+
+// Decodes the tensors, requested outputs and the "priority" / "timeout" parameters (no
+// on_complete). The tensors own copies of their bytes, so `request` may be freed before the
+// model runs. Errors are InvalidArgument and name the input.
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
+    const inference::ModelInferRequest& request);
+
+// Fills `out` with the outputs of a successful `response`.
+void EncodeGrpcInferResponse(std::string_view model_name, int64_t version, std::string_view id,
+                             const InferResponse& response, inference::ModelInferResponse* out);
+
+// "" -> nullopt (the highest ready version); "3" -> 3; anything else InvalidArgument.
+absl::StatusOr<std::optional<int64_t>> ParseGrpcVersion(std::string_view version);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_GRPC_GRPC_INFER_CODEC_H_

@@ -1,0 +1,26 @@
+// The inference path shared by ModelInfer and ModelStreamInfer: decode, acquire the model,
+// and hand the request to ServedModel::Infer (the same validation and scheduling as HTTP).
+#ifndef INFERD_FRONTENDS_GRPC_GRPC_INFERENCE_H_
+#define INFERD_FRONTENDS_GRPC_GRPC_INFERENCE_H_
+
+#include <functional>
+
+#include "absl/status/status.h"
+#include "frontends/grpc/grpc_context.h"
+#include "inference_service.pb.h"
+
+namespace inferd {
+
+// Calls `done` exactly once: with an error at once when the request is malformed or the model
+// unknown or not ready, otherwise from the model's execution thread once it has answered,
+// after filling `response` (which must stay valid until then). `request` is read only during
+// this call. Nothing here waits for the model, so a gRPC thread is never blocked on it; the
+// execution thread only copies the outputs into `response` (serialization happens on gRPC's
+// threads once `done` finishes the call).
+void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
+                         inference::ModelInferResponse* response,
+                         std::function<void(const absl::Status&)> done);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_GRPC_GRPC_INFERENCE_H_

@@ -1,0 +1,66 @@
+#include "frontends/grpc/grpc_server.h"
+
+#include <utility>
+
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_builder.h>
+
+#include "common/strings.h"
+
+namespace inferd {
+namespace {
+
+constexpr char kServiceName[] = "inference.GRPCInferenceService";
+
+}  // namespace
+
+GrpcServer::GrpcServer(GrpcServerOptions options, GrpcContext ctx)
+    : options_(std::move(options)), service_(std::move(ctx)) {}
+
+GrpcServer::~GrpcServer() {
+  if (server_) Shutdown();
+}
+
+absl::Status GrpcServer::Start() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  // IPv6 literals need brackets in a gRPC address.
+  const std::string host = options_.host.find(':') != std::string::npos
+                               ? StrCat("[", options_.host, "]")
+                               : options_.host;
+  builder.AddListeningPort(StrCat(host, ":", options_.port), grpc::InsecureServerCredentials(),
+                           &bound_port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (!server_ || bound_port == 0) {
+    server_.reset();
+    return absl::UnavailableError(StrCat("cannot serve gRPC on ", options_.host, ":", options_.port,
+                                         " (is the port in use? set --grpc-port)"));
+  }
+  port_ = static_cast<uint16_t>(bound_port);
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus(kServiceName, true);
+  return absl::OkStatus();
+}
+
+void GrpcServer::BeginShutdown() {
+  if (!server_) return;
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus(false);
+}
+
+bool GrpcServer::Shutdown() {
+  if (!server_) return true;
+  const auto start = std::chrono::system_clock::now();
+  const auto deadline = start + options_.drain_timeout;
+  server_->Shutdown(deadline);
+  server_->Wait();
+  server_.reset();
+  return std::chrono::system_clock::now() < deadline;
+}
+
+}  // namespace inferd

@@ -1,0 +1,152 @@
+#include "frontends/grpc/grpc_service.h"
+
+#include <string>
+#include <vector>
+
+#include "common/strings.h"
+#include "frontends/grpc/grpc_infer_codec.h"
+#include "frontends/grpc/grpc_inference.h"
+#include "frontends/grpc/grpc_model_info.h"
+#include "frontends/grpc/grpc_status.h"
+#include "frontends/grpc/grpc_stream_infer.h"
+
+namespace inferd {
+namespace {
+
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+absl::StatusOr<ModelHandle> AcquireModel(const GrpcContext& ctx, const std::string& name,
+                                         const std::string& version) {
+  if (name.empty()) return absl::InvalidArgumentError("the model name is empty");
+  absl::StatusOr<std::optional<int64_t>> parsed = ParseGrpcVersion(version);
+  if (!parsed.ok()) return parsed.status();
+  return ctx.models->Acquire(name, *parsed);
+}
+
+// The repository's load/unload API belongs to the model lifecycle work; until the
+// ModelManager can load and unload at run time both RPCs answer UNIMPLEMENTED.
+// TODO(lifecycle): call ModelManager's load/unload here and map their Status.
+absl::Status ChangeModelLoading(const GrpcContext& /*ctx*/, const std::string& model_name,
+                                bool load) {
+  return absl::UnimplementedError(StrCat("cannot ", load ? "load" : "unload", " model '",
+                                         model_name,
+                                         "': this server loads its repository at startup only"));
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
+                                                       const inference::ServerLiveRequest*,
+                                                       inference::ServerLiveResponse* response) {
+  response->set_live(true);
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerContext* context,
+                                                        const inference::ServerReadyRequest*,
+                                                        inference::ServerReadyResponse* response) {
+  response->set_ready(!ctx_.draining->load());
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerContext* context,
+                                                       const inference::ModelReadyRequest* request,
+                                                       inference::ModelReadyResponse* response) {
+  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  // Unknown models are an error, as in HTTP (404); a known model that failed to load is
+  // simply not ready.
+  if (absl::IsNotFound(model.status()) || absl::IsInvalidArgument(model.status())) {
+    return Finish(context, model.status());
+  }
+  response->set_ready(model.ok());
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
+    grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
+    inference::ServerMetadataResponse* response) {
+  response->set_name("inferd");
+  response->set_version(ctx_.server_version);
+  response->add_extensions("model_repository");
+  response->add_extensions("statistics");
+  response->add_extensions("binary_tensor_data");
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
+    grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
+    inference::ModelMetadataResponse* response) {
+  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  if (!model.ok()) return Finish(context, model.status());
+  FillModelMetadata(**model, ctx_.models->Index(), response);
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
+                                                       const inference::ModelInferRequest* request,
+                                                       inference::ModelInferResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  SubmitGrpcInference(ctx_, *request, response, [reactor](const absl::Status& status) {
+    reactor->Finish(ToGrpcStatus(status));
+  });
+  return reactor;
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+InferenceService::ModelStreamInfer(grpc::CallbackServerContext*) {
+  return new StreamInferReactor(&ctx_);
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelConfig(
+    grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
+    inference::ModelConfigResponse* response) {
+  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  if (!model.ok()) return Finish(context, model.status());
+  FillModelConfig(**model, response->mutable_config());
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
+    grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
+    inference::ModelStatisticsResponse* response) {
+  if (request->name().empty()) {
+    for (const ModelHandle& model : ctx_.models->ReadyModels()) {
+      FillModelStatistics(*model, response->add_model_stats());
+    }
+    return Finish(context, absl::OkStatus());
+  }
+  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  if (!model.ok()) return Finish(context, model.status());
+  FillModelStatistics(**model, response->add_model_stats());
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
+    grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
+    inference::RepositoryIndexResponse* response) {
+  if (!request->repository_name().empty()) {
+    return Finish(context,
+                  absl::NotFoundError(StrCat("unknown repository '", request->repository_name(),
+                                             "': this server has one (use '')")));
+  }
+  FillRepositoryIndex(ctx_.models->Index(), request->ready(), response);
+  return Finish(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
+    inference::RepositoryModelLoadResponse*) {
+  return Finish(context, ChangeModelLoading(ctx_, request->model_name(), /*load=*/true));
+}
+
+grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
+    grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
+    inference::RepositoryModelUnloadResponse*) {
+  return Finish(context, ChangeModelLoading(ctx_, request->model_name(), /*load=*/false));
+}
+
+}  // namespace inferd

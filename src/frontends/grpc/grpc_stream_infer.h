@@ -1,0 +1,53 @@
+// ModelStreamInfer: a bidirectional stream of inference requests, each answered by one
+// ModelStreamInferResponse (an error travels in error_message and the stream goes on).
+//
+// Requests on one stream run concurrently; their responses are written in the order they
+// complete, one write in flight at a time as gRPC requires. The reactor deletes itself in
+// OnDone, which gRPC calls only after Finish, which is called only once the client has
+// closed its side and every request has been answered.
+// Thread-safety: gRPC callbacks and model completions may come from any thread; the write
+// queue and counters are guarded by mu_.
+#ifndef INFERD_FRONTENDS_GRPC_GRPC_STREAM_INFER_H_
+#define INFERD_FRONTENDS_GRPC_GRPC_STREAM_INFER_H_
+
+#include <deque>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
+#include "frontends/grpc/grpc_context.h"
+#include "inference_service.grpc.pb.h"
+
+namespace inferd {
+
+class StreamInferReactor final
+    : public grpc::ServerBidiReactor<inference::ModelInferRequest,
+                                     inference::ModelStreamInferResponse> {
+ public:
+  explicit StreamInferReactor(const GrpcContext* ctx);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  // Queues one answer for writing (or drops it when the stream is broken).
+  void Respond(std::unique_ptr<inference::ModelStreamInferResponse> response);
+  // Finishes the RPC once reading is over and nothing is pending; called with mu_ held.
+  void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const GrpcContext* const ctx_;
+  inference::ModelInferRequest request_;  // only the reading side touches it
+
+  Mutex mu_;
+  int pending_ ABSL_GUARDED_BY(mu_) = 0;  // requests submitted and not yet written
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // a write failed: the client is gone
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<std::unique_ptr<inference::ModelStreamInferResponse>> writes_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_GRPC_GRPC_STREAM_INFER_H_

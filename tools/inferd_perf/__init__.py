@@ -1,0 +1,1 @@
+"""inferd-perf: a load generator for inferd and its competitors (see __main__.py)."""
