@@ -128,11 +128,13 @@ def main() -> int:
         f"{m} p50 {e['p50_us']:.0f} µs" for m, e in engines.items()), "",
         "Added latency from the C++ client (build/inferd_latency_probe, sequential requests, "
         "so no Python client cost in the number):", "",
-        "| model | transport | p50 µs | p90 µs | p99 µs | added p50 µs (vs engine) |",
-        "|---|---|---:|---:|---:|---:|"]
+        "| model | transport | p50 µs | p90 µs | p99 µs | added p50 µs (vs engine) | "
+        "ServerLive p50 µs (transport floor) |",
+        "|---|---|---:|---:|---:|---:|---:|"]
     for p in probes:
         lines.append(f"| {p['model']} | {p['transport']} | {p['p50_us']:.0f} | {p['p90_us']:.0f} | "
-                     f"{p['p99_us']:.0f} | {p['p50_us'] - engines[p['model']]['p50_us']:.0f} |")
+                     f"{p['p99_us']:.0f} | {p['p50_us'] - engines[p['model']]['p50_us']:.0f} | "
+                     f"{p['server_live_p50_us']:.0f} |")
     lines += ["",
         "Commands: `.venv/bin/python " + " ".join(["bench/protocol_bench.py", *sys.argv[1:]]) +
         "`; each row's inferd-perf command is in the JSON file."]

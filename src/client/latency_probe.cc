@@ -1,7 +1,8 @@
 // inferd_latency_probe: sequential requests (one in flight) from the C++ client, to measure
 // the latency a server adds at concurrency 1 without a Python client's own overhead in the
 // number. Inputs are zeros of the shapes in the model's metadata (variable dimensions = 1).
-// Prints one JSON line per transport: p50/p90/p99/mean in microseconds.
+// Prints one JSON line per transport: p50/p90/p99/mean in microseconds, and the p50 of
+// ServerLive (a round trip that touches no model: the transport's own floor).
 //
 //   build/inferd_latency_probe --http 127.0.0.1:8080 --grpc 127.0.0.1:8081 -m mlp_scorer
 #include <algorithm>
@@ -19,6 +20,21 @@ namespace {
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   return sorted[static_cast<size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1))];
+}
+
+// The transport's floor: the same sequential loop on ServerLive, which touches no model.
+double LiveP50(inferd::Client& client, int requests) {
+  std::vector<double> latencies_us;
+  for (int i = 0; i < requests; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<bool> live = client.IsServerLive();
+    const auto end = std::chrono::steady_clock::now();
+    if (live.ok()) {
+      latencies_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+    }
+  }
+  std::sort(latencies_us.begin(), latencies_us.end());
+  return Percentile(latencies_us, 50);
 }
 
 int Probe(const std::string& transport, inferd::Client& client, const std::string& model,
@@ -56,14 +72,16 @@ int Probe(const std::string& transport, inferd::Client& client, const std::strin
     }
   }
   std::sort(latencies_us.begin(), latencies_us.end());
+  const double live_p50 = LiveP50(client, std::min(requests, 2000));
   double sum = 0;
   for (double v : latencies_us) sum += v;
   std::printf(
       "{\"transport\": \"%s\", \"model\": \"%s\", \"requests\": %zu, \"errors\": %d, "
-      "\"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"mean_us\": %.1f}\n",
+      "\"p50_us\": %.1f, \"p90_us\": %.1f, \"p99_us\": %.1f, \"mean_us\": %.1f, "
+      "\"server_live_p50_us\": %.1f}\n",
       transport.c_str(), model.c_str(), latencies_us.size(), errors, Percentile(latencies_us, 50),
       Percentile(latencies_us, 90), Percentile(latencies_us, 99),
-      latencies_us.empty() ? 0.0 : sum / static_cast<double>(latencies_us.size()));
+      latencies_us.empty() ? 0.0 : sum / static_cast<double>(latencies_us.size()), live_p50);
   std::fflush(stdout);
   return errors > 0 ? 1 : 0;
 }

@@ -7,10 +7,13 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import sys
+import time
+import urllib.request
 
 import pytest
 
-from inferd_harness import REPO_ROOT
+from inferd_harness import DEMO_MODELS, REPO_ROOT, free_port
 
 PERF = REPO_ROOT / "tools" / "bin" / "inferd-perf"
 QUICK = ["--measurement-interval", "0.3", "--warmup", "0.1", "--stable-windows", "2",
@@ -65,3 +68,33 @@ def test_errors_are_counted_and_fail_the_run(demo_server):
                    "--input-shape", "features=1,3", "--concurrency-range", "1", *QUICK)
     assert out.returncode == 1
     assert "errors 0" not in out.stdout
+
+
+def test_drives_the_flask_baseline(tmp_path):
+    """The seed's Flask server (bench/flask_baseline.py) measured by the same tool."""
+    port = free_port()
+    flask = subprocess.Popen([sys.executable, str(REPO_ROOT / "bench" / "flask_baseline.py"),
+                              "--model", str(DEMO_MODELS / "mlp_scorer" / "1" / "model.pt"),
+                              "--port", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/predict", timeout=2)
+            except urllib.error.HTTPError:
+                break  # it answers (405 for GET): up
+            except OSError:
+                if time.monotonic() > deadline or flask.poll() is not None:
+                    pytest.fail("the Flask baseline did not start")
+                time.sleep(0.2)
+        out = run_perf("-m", "mlp_scorer", "--url", f"127.0.0.1:{port}", "--protocol", "predict",
+                       "--input-shape", "input=1,256", "--concurrency-range", "1",
+                       "--json", str(tmp_path / "r.json"), *QUICK)
+        assert out.returncode == 0, out.stdout + out.stderr
+        row = json.loads((tmp_path / "r.json").read_text())["results"][0]
+        assert row["requests"] > 0 and row["errors"] == 0
+        assert "server_queue_us" not in row  # Flask has no statistics endpoint
+    finally:
+        flask.terminate()
+        flask.wait(timeout=30)

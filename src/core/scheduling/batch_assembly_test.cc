@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -55,6 +56,25 @@ TEST(BatchAssemblyTest, GatherOfOneRequestUsesItsTensorsWithoutCopying) {
   EXPECT_EQ((*inputs)[0].data(), batch[0].request->inputs[0].tensor.data());
   EXPECT_EQ((*inputs)[1].data(), batch[0].request->inputs[1].tensor.data());
   EXPECT_THAT((*inputs)[0].shape(), ElementsAre(3, 2));
+}
+
+TEST(BatchAssemblyTest, GatherConcatenatesBytesInputsOfDifferentSizes) {
+  std::vector<PendingRequest> batch;
+  for (const std::vector<std::string_view>& strings :
+       {std::vector<std::string_view>{"a", "bcd"}, std::vector<std::string_view>{""}}) {
+    PendingRequest pending;
+    pending.request = std::make_unique<InferRequest>();
+    const auto rows = static_cast<int64_t>(strings.size());
+    pending.request->inputs.push_back({"t", MakeBytesTensor({rows, 1}, strings).value()});
+    pending.rows = rows;
+    batch.push_back(std::move(pending));
+  }
+
+  absl::StatusOr<std::vector<Tensor>> inputs = GatherInputs(batch);
+
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_THAT((*inputs)[0].shape(), ElementsAre(3, 1));
+  EXPECT_THAT(BytesElements((*inputs)[0]), ElementsAre("a", "bcd", ""));
 }
 
 TEST(BatchAssemblyTest, GatherConcatenatesRowsInBatchOrder) {
