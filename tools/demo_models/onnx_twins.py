@@ -31,11 +31,23 @@ from tools.optimize.modules import load_state_dict
 # the last bits (different summation order), far below this.
 ATOL = 1e-4
 
+
+
+def digits_classifier() -> DigitsClassifier:
+    """The digits demo model's eager class (a --factory for tools.optimize)."""
+    return DigitsClassifier(DigitsNet())
+
+
+def resnet18() -> torch.nn.Module:
+    """torchvision's ResNet-18 without weights (a --factory for tools.optimize)."""
+    return torchvision.models.resnet18(weights=None)
+
+
 FACTORIES = {
     "mlp_scorer": MlpScorer,
-    "resnet18": lambda: torchvision.models.resnet18(weights=None),
+    "resnet18": resnet18,
     "text_classifier": TextClassifier,
-    "digits": lambda: DigitsClassifier(DigitsNet()),
+    "digits": digits_classifier,
 }
 
 

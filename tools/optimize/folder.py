@@ -112,6 +112,9 @@ def write_folder(out: str, config: dict, comment: str, model_writer, inputs: Dic
                  extra_files: Optional[Dict[str, str]] = None) -> str:
     """Writes a fresh model folder; `model_writer(path)` writes the model file. Returns its path.
 
+    `model_writer` may return the outputs the written file gives for `inputs`; they then
+    replace `outputs` in sample.json.
+
     sample.json is a KServe v2 infer request for `inputs` plus the outputs the new file
     gave for it ("expected_outputs"), the format the demo models use.
     """
@@ -120,7 +123,7 @@ def write_folder(out: str, config: dict, comment: str, model_writer, inputs: Dic
     os.makedirs(os.path.join(out, "1"))
     path = os.path.join(out, "1", MODEL_FILES[config["backend"]])
     try:
-        model_writer(path)
+        outputs = model_writer(path) or outputs
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # never leave a folder that failed verification
         raise
