@@ -146,7 +146,10 @@ def mixed_server(tmp_path_factory):
     (tuned / "config.yaml").write_text(
         (tuned / "config.yaml").read_text() +
         "parameters: {graph_optimization_level: basic, intra_op_threads: 1, "
-        "allow_spinning: false}\n")
+        "allow_spinning: true}\n")
+
+    shared = _copy_onnx(root, "mlp_scorer", "two_instances")
+    _edit(shared / "config.yaml", "count: 1", "count: 2")
 
     server = InferdServer(root, root / "inferd.log", name="onnx_mixed_server").start()
     yield server
@@ -187,3 +190,19 @@ def test_broken_onnx_model_is_unavailable_with_actionable_reason(mixed_server, m
     assert entry["state"] == "UNAVAILABLE", entry
     for fragment in fragments:
         assert fragment in entry["reason"], entry["reason"]
+
+
+def test_instances_share_one_session_and_run_concurrently(mixed_server, torch_ref):
+    from concurrent.futures import ThreadPoolExecutor
+    assert _index(mixed_server)["two_instances"]["state"] == "READY"
+    rows = [_random_rows("mlp_scorer", 4, seed=200 + i) for i in range(16)]
+
+    def send(arrays):
+        resp = mixed_server.post("/v2/models/two_instances/infer", _request(arrays))
+        assert resp.status_code == 200, resp.text
+        return output_array(resp.json(), "score")
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        results = list(pool.map(send, rows))
+    for arrays, got in zip(rows, results):
+        assert_close(got, torch_ref.run("mlp_scorer", *arrays.values()))

@@ -28,13 +28,13 @@ outputs:
   return *config;
 }
 
-TEST(OnnxOptionsTest, DefaultsAreOrtDefaults) {
+TEST(OnnxOptionsTest, DefaultsAreOrtDefaultsExceptSpinning) {
   absl::StatusOr<OnnxModelOptions> options = ParseOnnxModelOptions(Config(), kPath);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->optimization, GraphOptimization::kAll);
   EXPECT_EQ(options->intra_op_threads, 0);
   EXPECT_EQ(options->inter_op_threads, 1);
-  EXPECT_TRUE(options->allow_spinning);
+  EXPECT_FALSE(options->allow_spinning);
 }
 
 TEST(OnnxOptionsTest, ParsesEveryParameter) {
@@ -42,13 +42,13 @@ TEST(OnnxOptionsTest, ParsesEveryParameter) {
       ParseOnnxModelOptions(Config({{"graph_optimization_level", "basic"},
                                     {"intra_op_threads", "3"},
                                     {"inter_op_threads", "2"},
-                                    {"allow_spinning", "false"}}),
+                                    {"allow_spinning", "true"}}),
                             kPath);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_EQ(options->optimization, GraphOptimization::kBasic);
   EXPECT_EQ(options->intra_op_threads, 3);
   EXPECT_EQ(options->inter_op_threads, 2);
-  EXPECT_FALSE(options->allow_spinning);
+  EXPECT_TRUE(options->allow_spinning);
 }
 
 TEST(OnnxOptionsTest, RejectsBadValuesNamingTheField) {
