@@ -34,7 +34,9 @@ import time
 from typing import Dict, List
 
 import numpy as np
+import onnxruntime
 import requests
+import torch
 import yaml
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -260,8 +262,6 @@ def main() -> None:
         server.stop()
     shutil.rmtree(work, ignore_errors=True)
 
-    import onnxruntime
-    import torch
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(),
                "processor": platform.processor(), "torch": torch.__version__,
                "onnxruntime_python": onnxruntime.__version__}
