@@ -247,3 +247,21 @@ def test_tools_reject_missing_arguments_with_a_message():
     assert done.returncode != 0
     assert "--engine onnx needs --source" in done.stdout
     assert not os.path.exists("/tmp/never-written")
+
+
+def test_gemm_rewrite_before_dynamic_quantization_is_exact(tmp_path):
+    # Regression: ORT 1.23.2's dynamic quantizer rewrites Gemm itself, and on the exported
+    # transformer that rewrite alone moved the logits by 0.35; tools.optimize rewrites first.
+    sys.path.insert(0, str(REPO_ROOT))
+    import onnx
+    import onnxruntime as ort
+    from tools.optimize.onnx_graph import gemm_to_matmul
+    onnx_models = REPO_ROOT / "build" / "demo-models-onnx"
+    source = str(onnx_models / "text_classifier" / "1" / "model.onnx")
+    target = str(tmp_path / "model.onnx")
+    assert gemm_to_matmul(source, target) == 5  # four attention out_proj + the head
+    assert not [n for n in onnx.load(target).graph.node if n.op_type == "Gemm"]
+    ids = np.random.default_rng(3).integers(0, 30522, (4, 128)).astype(np.int64)
+    want = ort.InferenceSession(source).run(None, {"token_ids": ids})[0]
+    got = ort.InferenceSession(target).run(None, {"token_ids": ids})[0]
+    assert np.abs(got - want).max() < 1e-5
