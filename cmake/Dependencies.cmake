@@ -35,3 +35,14 @@ set(CMAKE_BUILD_RPATH "${INFERD_TORCH_DIR}/lib")
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_program(INFERD_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+# ONNX Runtime (the onnx backend): the official CPU library and C API header that
+# scripts/setup-onnxruntime fetches and checksums into third_party/.
+set(INFERD_ORT_DIR "${CMAKE_SOURCE_DIR}/third_party/onnxruntime-1.23.2" CACHE PATH
+  "ONNX Runtime folder with include/onnxruntime_c_api.h and lib/libonnxruntime.so")
+if(NOT EXISTS "${INFERD_ORT_DIR}/include/onnxruntime_c_api.h")
+  message(FATAL_ERROR "ONNX Runtime not found in ${INFERD_ORT_DIR}: run scripts/setup-onnxruntime")
+endif()
+add_library(inferd_onnxruntime INTERFACE)
+target_include_directories(inferd_onnxruntime SYSTEM INTERFACE "${INFERD_ORT_DIR}/include")
+target_link_libraries(inferd_onnxruntime INTERFACE "${INFERD_ORT_DIR}/lib/libonnxruntime.so")
+list(APPEND CMAKE_BUILD_RPATH "${INFERD_ORT_DIR}/lib")

@@ -295,7 +295,7 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
   RETURN_IF_ERROR(reader.CheckKeys(root, "",
                                    {"backend", "max_batch_size", "inputs", "outputs", "instances",
-                                    "dynamic_batching", "queue", "parameters"}));
+                                    "dynamic_batching", "queue", "parameters", "precision"}));
   ModelConfig config;
   config.name = std::string(model_name);
   config.max_batch_size = defaults.max_batch_size;
@@ -319,6 +319,16 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                    ParseDynamicBatching(reader, root["dynamic_batching"], config.max_batch_size));
   ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"]));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
+  if (root["precision"]) {
+    ASSIGN_OR_RETURN(std::string precision, reader.String(root["precision"], "precision"));
+    std::optional<Precision> parsed = ParsePrecision(precision);
+    if (!parsed) {
+      return reader.Error(
+          "precision",
+          StrCat("'", precision, "' is not a precision (known: ", AllPrecisionNames(), ")"));
+    }
+    config.precision = *parsed;
+  }
   return config;
 }
 

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/data_type.h"
+#include "core/precision.h"
 #include "core/tensor.h"
 
 namespace inferd {
@@ -79,6 +80,8 @@ struct ModelConfig {
   QueueConfig queue;
   // Backend-specific settings; each backend rejects keys it does not know.
   std::map<std::string, std::string> parameters;
+  // `precision:` the numeric precision to serve in; each backend checks what it supports.
+  Precision precision = Precision::kFp32;
 
   bool batched() const { return max_batch_size > 0; }
 

@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/onnx/onnx_backend.h"
 #include "backends/torch/torch_backend.h"
 #include "common/cores.h"
 #include "core/repository/model_manager.h"
@@ -78,6 +79,10 @@ int Run(const ServerOptions& options) {
   const TorchBackend* torch_backend = torch.get();
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::move(torch));
+  auto onnx = std::make_unique<OnnxBackend>(
+      OnnxBackendOptions{.intra_op_threads = options.intra_op_threads});
+  spdlog::info("backend onnx: {}", onnx->Describe());
+  backends.push_back(std::move(onnx));
 
   MetricsRegistry metrics(kInferdVersion);
   RecentErrors recent_errors;

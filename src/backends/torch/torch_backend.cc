@@ -18,6 +18,7 @@
 
 #include "backends/torch/torch_cuda.h"
 #include "backends/torch/torch_dtype.h"
+#include "backends/torch/torch_precision.h"
 #include "common/cores.h"
 #include "common/log.h"
 #include "common/status_macros.h"
@@ -117,10 +118,12 @@ class TorchModel : public BackendModel {
       // A zero-copy view; the deleter holds the buffer's owner so that an output aliasing
       // an input (an identity model) stays valid after the request releases its inputs.
       std::shared_ptr<const void> owner = input.owner();
-      at::Tensor host = at::from_blob(
-          const_cast<std::byte*>(input.data()), input.shape(),
-          [owner = std::move(owner)](void*) mutable { owner.reset(); },
-          at::TensorOptions().dtype(ToTorchType(input.type())));
+      at::Tensor host =
+          ToModelInput(at::from_blob(
+                           const_cast<std::byte*>(input.data()), input.shape(),
+                           [owner = std::move(owner)](void*) mutable { owner.reset(); },
+                           at::TensorOptions().dtype(ToTorchType(input.type()))),
+                       config_.precision);
       if (device_.is_cuda()) {
         // Staged through pinned memory so the upload is a DMA that runs asynchronously on
         // this instance's stream, overlapping the other inputs' staging.
@@ -164,7 +167,7 @@ class TorchModel : public BackendModel {
     std::vector<Tensor> outputs;
     outputs.reserve(tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
-      at::Tensor t = tensors[i].contiguous();
+      at::Tensor t = ToDeclaredOutput(tensors[i], config_.outputs[i].datatype).contiguous();
       std::optional<DataType> type = FromTorchType(t.scalar_type());
       if (!type) {
         return absl::InvalidArgumentError(
@@ -216,6 +219,8 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
         StrCat(config_path, ": inputs: the model's forward takes ", arguments.size(), " inputs (",
                StrJoin(arguments, ", "), ") but config.yaml declares ", config.inputs.size()));
   }
+  RETURN_IF_ERROR(CheckTorchPrecision(config, module, file.string(), config_path));
+  if (config.precision == Precision::kBf16) module.to(at::kBFloat16);
   if (options.freeze) {
     try {
       module = torch::jit::freeze(module);

@@ -1,0 +1,125 @@
+#include "backends/onnx/onnx_signature.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kPath[] = "m/config.yaml";
+
+// Parsed from YAML, as the server does (assigning literals to a default-constructed
+// ModelConfig's strings trips GCC 12's -Wrestrict false positive at -O3).
+ModelConfig BatchedConfig() {
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(R"(
+backend: onnx
+max_batch_size: 8
+inputs:
+  - {name: pixels, datatype: FP32, dims: [64]}
+outputs:
+  - {name: probabilities, datatype: FP32, dims: [10]}
+)",
+                                                        "m", kPath);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+GraphSignature MatchingGraph() {
+  GraphSignature graph;
+  graph.inputs = {{"pixels", DataType::kFp32, "float", {-1, 64}}};
+  graph.outputs = {{"probabilities", DataType::kFp32, "float", {-1, 10}}};
+  return graph;
+}
+
+std::string ErrorOf(const ModelConfig& config, const GraphSignature& graph) {
+  absl::Status status = CheckGraphSignature(config, graph, kPath);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  return std::string(status.message());
+}
+
+TEST(OnnxSignatureTest, AcceptsMatchingGraphWithDynamicBatch) {
+  EXPECT_TRUE(CheckGraphSignature(BatchedConfig(), MatchingGraph(), kPath).ok());
+}
+
+TEST(OnnxSignatureTest, MatchesByNameNotPosition) {
+  ModelConfig config = BatchedConfig();
+  config.inputs = {{"b", DataType::kInt64, {4}}, {"a", DataType::kFp32, {2}}};
+  GraphSignature graph = MatchingGraph();
+  graph.inputs = {{"a", DataType::kFp32, "float", {-1, 2}},
+                  {"b", DataType::kInt64, "int64", {-1, 4}}};
+  EXPECT_TRUE(CheckGraphSignature(config, graph, kPath).ok());
+}
+
+TEST(OnnxSignatureTest, RejectsUnknownInputNameListingTheGraphsNames) {
+  ModelConfig config = BatchedConfig();
+  config.inputs[0].name = "image";
+  EXPECT_THAT(ErrorOf(config, MatchingGraph()),
+              HasSubstr("m/config.yaml: inputs[0].name: the graph has no inputs named 'image' "
+                        "(its inputs: pixels)"));
+}
+
+TEST(OnnxSignatureTest, RejectsDatatypeMismatch) {
+  ModelConfig config = BatchedConfig();
+  config.outputs[0].datatype = DataType::kFp64;
+  EXPECT_THAT(ErrorOf(config, MatchingGraph()),
+              HasSubstr("outputs[0].datatype: FP64, but the graph's 'probabilities' is FP32"));
+}
+
+TEST(OnnxSignatureTest, RejectsFixedBatchDimensionWhenBatching) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].dims = {1, 64};
+  EXPECT_THAT(ErrorOf(BatchedConfig(), graph),
+              HasSubstr("fixes the first dimension of 'pixels' at 1; export with a dynamic "
+                        "batch axis"));
+}
+
+TEST(OnnxSignatureTest, AcceptsFixedFirstDimensionWithoutBatching) {
+  ModelConfig config = BatchedConfig();
+  config.max_batch_size = 0;
+  config.inputs[0].dims = {1, 64};
+  config.outputs[0].dims = {1, 10};
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].dims = {1, 64};
+  graph.outputs[0].dims = {1, 10};
+  EXPECT_TRUE(CheckGraphSignature(config, graph, kPath).ok());
+}
+
+TEST(OnnxSignatureTest, RejectsRankAndFixedDimensionMismatches) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].dims = {-1, 8, 8};
+  EXPECT_THAT(ErrorOf(BatchedConfig(), graph), HasSubstr("declares 2 dimensions"));
+  graph = MatchingGraph();
+  graph.outputs[0].dims = {-1, 7};
+  EXPECT_THAT(ErrorOf(BatchedConfig(), graph),
+              HasSubstr("outputs[0].dims: [10] but the graph's 'probabilities' is [-1, 7]"));
+}
+
+TEST(OnnxSignatureTest, VariableDimensionsMatchAnything) {
+  ModelConfig config = BatchedConfig();
+  config.inputs[0].dims = {-1};
+  GraphSignature graph = MatchingGraph();
+  EXPECT_TRUE(CheckGraphSignature(config, graph, kPath).ok());
+}
+
+TEST(OnnxSignatureTest, RejectsTypesTheProtocolCannotCarry) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].type = std::nullopt;
+  graph.inputs[0].type_name = "string";
+  EXPECT_THAT(ErrorOf(BatchedConfig(), graph),
+              HasSubstr("has element type string, which the protocol cannot carry"));
+}
+
+TEST(OnnxSignatureTest, RejectsCountMismatch) {
+  GraphSignature graph = MatchingGraph();
+  graph.outputs.push_back({"extra", DataType::kFp32, "float", {-1}});
+  EXPECT_THAT(ErrorOf(BatchedConfig(), graph),
+              HasSubstr("outputs: declares 1 but the graph has 2 (probabilities, extra)"));
+}
+
+}  // namespace
+}  // namespace inferd
