@@ -35,6 +35,7 @@ set(CMAKE_BUILD_RPATH "${INFERD_TORCH_DIR}/lib")
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_program(INFERD_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+
 # ONNX Runtime (the onnx backend): the official CPU library and C API header that
 # scripts/setup-onnxruntime fetches and checksums into third_party/.
 set(INFERD_ORT_DIR "${CMAKE_SOURCE_DIR}/third_party/onnxruntime-1.23.2" CACHE PATH
