@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/data_type.h"
+#include "core/repository/lifecycle_config.h"
 #include "core/tensor.h"
 
 namespace inferd {
@@ -79,6 +80,8 @@ struct ModelConfig {
   QueueConfig queue;
   // Backend-specific settings; each backend rejects keys it does not know.
   std::map<std::string, std::string> parameters;
+  // Versions, loading, eviction, integrity and traffic (core/repository/lifecycle_config.h).
+  LifecycleConfig lifecycle;
 
   bool batched() const { return max_batch_size > 0; }
 

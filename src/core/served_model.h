@@ -7,6 +7,7 @@
 #ifndef INFERD_CORE_SERVED_MODEL_H_
 #define INFERD_CORE_SERVED_MODEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,8 +28,9 @@ class ServedModel {
  public:
   // `tuning` is the auto-tuning table when the model asked for it; `policy` already
   // reflects it.
+  // `model` may be shared with other versions whose model file is identical.
   ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
-              std::unique_ptr<BackendModel> model, BatchPolicy policy,
+              std::shared_ptr<BackendModel> model, BatchPolicy policy,
               std::optional<BatchTuning> tuning);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
@@ -41,6 +43,9 @@ class ServedModel {
   const BatchPolicy& batch_policy() const { return scheduler_.batch_policy(); }
   const std::optional<BatchTuning>& tuning() const { return tuning_; }
   size_t queue_depth() const { return scheduler_.queue_depth(); }
+  // Requests accepted by Infer and not yet answered (queued or executing).
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+  const std::shared_ptr<BackendModel>& backend_model() const { return model_; }
 
   // Validates `request` against the config and queues it. Every outcome, errors included,
   // is delivered through request->on_complete.
@@ -53,9 +58,10 @@ class ServedModel {
   const std::shared_ptr<const ModelConfig> config_;
   const int64_t version_;
   const std::string platform_;
-  const std::unique_ptr<BackendModel> model_;
+  const std::shared_ptr<BackendModel> model_;
   const std::optional<BatchTuning> tuning_;
   ModelStats stats_;
+  std::atomic<int64_t> in_flight_{0};
   Scheduler scheduler_;  // declared last: destroyed (stopped) before everything it uses
 };
 

@@ -16,6 +16,7 @@
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_server.h"
 #include "frontends/http/router.h"
+#include "server/lifecycle_options.h"
 #include "server/server_options.h"
 #include "server/version.h"
 
@@ -51,9 +52,12 @@ int Run(const ServerOptions& options) {
   std::vector<std::unique_ptr<Backend>> backends;
   backends.push_back(std::move(torch));
 
-  ModelManager models(options.model_repository, std::move(backends),
-                      ConfigDefaults{.max_batch_size = options.default_max_batch_size,
-                                     .instance_count = options.default_instances});
+  absl::StatusOr<ModelManagerOptions> lifecycle = LifecycleOptionsFrom(options);
+  if (!lifecycle.ok()) {
+    spdlog::critical("{}", std::string(lifecycle.status().message()));
+    return 2;
+  }
+  ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
     return 1;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace inferd {
 
@@ -22,6 +23,13 @@ struct ServerOptions {
   // Defaults for configs that leave these out (the seed's BATCH_SIZE and MAX_WORKERS).
   int default_max_batch_size = 0;
   int default_instances = 1;
+  // Model lifecycle (README: Model lifecycle and memory).
+  std::string model_control = "none";  // none | explicit | watch
+  std::vector<std::string> load_models;
+  bool lazy_load = false;
+  std::string memory_budget;  // "cpu=24GiB,cuda:0=60GiB"; empty: defaults
+  int watch_interval_ms = 1000;
+  int settle_ms = 2000;
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

@@ -57,8 +57,14 @@ absl::StatusOr<TorchModelOptions> ParseOptions(const ModelConfig& config,
 // A TorchScript module shared by every execution instance of one model version.
 class TorchModel : public BackendModel {
  public:
-  TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label)
-      : module_(std::move(module)), config_(config), label_(std::move(label)) {}
+  TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label,
+             uint64_t weight_bytes)
+      : module_(std::move(module)),
+        config_(config),
+        label_(std::move(label)),
+        weight_bytes_(weight_bytes) {}
+
+  uint64_t memory_bytes() const override { return weight_bytes_; }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {
@@ -131,9 +137,19 @@ class TorchModel : public BackendModel {
   }
 
   torch::jit::Module module_;
-  const ModelConfig& config_;  // owned by the ServedModel that owns this
+  // A copy: the weights may be shared by several model versions with their own configs.
+  const ModelConfig config_;
   const std::string label_;
+  const uint64_t weight_bytes_;
 };
+
+// Parameters and buffers, counted before freezing turns them into graph constants.
+uint64_t WeightBytes(const torch::jit::Module& module) {
+  uint64_t bytes = 0;
+  for (const at::Tensor& t : module.parameters(/*recurse=*/true)) bytes += t.nbytes();
+  for (const at::Tensor& t : module.buffers(/*recurse=*/true)) bytes += t.nbytes();
+  return bytes;
+}
 
 // The forward method's parameter names, without `self`.
 std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
@@ -146,9 +162,11 @@ std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
 absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
                                               const TorchModelOptions& options,
                                               const ModelConfig& config,
-                                              const std::string& config_path) {
+                                              const std::string& config_path,
+                                              uint64_t* weight_bytes) {
   torch::jit::Module module = torch::jit::load(file.string(), c10::Device(c10::kCPU));
   module.eval();
+  *weight_bytes = WeightBytes(module);
   if (!module.find_method("forward")) {
     return absl::InvalidArgumentError(StrCat(file.string(), ": has no forward method"));
   }
@@ -200,10 +218,12 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
                                       "written by torch.jit.save)"));
   }
   try {
-    ASSIGN_OR_RETURN(torch::jit::Module module, LoadModule(file, options, config, config_path));
+    uint64_t weight_bytes = 0;
+    ASSIGN_OR_RETURN(torch::jit::Module module,
+                     LoadModule(file, options, config, config_path, &weight_bytes));
     return std::make_unique<TorchModel>(
         std::move(module), config,
-        StrCat(config.name, ":", request.version_dir.filename().string()));
+        StrCat(config.name, ":", request.version_dir.filename().string()), weight_bytes);
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));

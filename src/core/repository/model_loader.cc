@@ -62,12 +62,17 @@ absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& mode
 
 absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     Backend& backend, std::shared_ptr<const ModelConfig> config,
-    const std::filesystem::path& model_dir, int64_t version) {
+    const std::filesystem::path& model_dir, int64_t version,
+    std::shared_ptr<BackendModel> shared_weights) {
   BackendLoadRequest request;
   request.config = config.get();
   request.version_dir = model_dir / std::to_string(version);
   request.device = config->instances.front().device;
-  ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> model, backend.Load(request));
+  std::shared_ptr<BackendModel> model = std::move(shared_weights);
+  if (model == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> loaded, backend.Load(request));
+    model = std::move(loaded);
+  }
   if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
     // Mismatches are config errors; name the file the user has to fix.
     const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument

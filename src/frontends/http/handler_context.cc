@@ -32,4 +32,20 @@ void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> req
   model->Infer(std::move(request));
 }
 
+void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
+                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
+                      ResponderPtr responder,
+                      std::function<ReplyEncoder(const ServedModel&)> make_encoder) {
+  const int64_t timeout_us = request->timeout_us;
+  // std::function needs a copyable callable: the request travels in a shared_ptr.
+  auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));
+  ctx.models->AcquireForInference(
+      name, version, timeout_us,
+      [pending, responder = std::move(responder),
+       make_encoder = std::move(make_encoder)](absl::StatusOr<ModelHandle> model) mutable {
+        if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+        SubmitInference(*model, std::move(*pending), std::move(responder), make_encoder(**model));
+      });
+}
+
 }  // namespace inferd

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/infer_request.h"
@@ -34,6 +35,15 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
 // {"error"} reply.
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode);
+
+// Gets a version of `name` for `request` from the model manager (loading it first when it
+// is lazy or was evicted, for at most the request's timeout) and submits the request to it.
+// The I/O thread never waits for the load: the request is submitted from the loader thread
+// when the load ends. `make_encoder` builds the encoder for the version chosen.
+void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
+                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
+                      ResponderPtr responder,
+                      std::function<ReplyEncoder(const ServedModel&)> make_encoder);
 
 }  // namespace inferd
 

@@ -1,5 +1,6 @@
 #include "frontends/http/kserve_handlers.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -67,9 +68,15 @@ HttpReply HandleServerMetadata(const HandlerContext& ctx) {
 }
 
 HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  // Described without loading: a lazy or evicted model has metadata too.
+  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
   if (!model.ok()) return ErrorReply(model.status());
-  const ModelConfig& config = (*model)->config();
+  const std::vector<int64_t>& served = model->served_versions;
+  if (ref.version && !std::binary_search(served.begin(), served.end(), *ref.version)) {
+    return ErrorReply(404, StrCat("model '", ref.name, "' has no version ", *ref.version,
+                                  " (served: ", StrJoin(served, ", "), ")"));
+  }
+  const ModelConfig& config = *model->config;
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -77,14 +84,10 @@ HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
   WriteString(writer, config.name);
   writer.Key("versions");
   writer.StartArray();
-  for (const ModelStatus& status : ctx.models->Index()) {
-    if (status.name == config.name && status.state == ModelState::kReady && status.version) {
-      WriteString(writer, std::to_string(*status.version));
-    }
-  }
+  for (int64_t version : served) WriteString(writer, std::to_string(version));
   writer.EndArray();
   writer.Key("platform");
-  WriteString(writer, (*model)->platform());
+  WriteString(writer, model->platform);
   writer.Key("inputs");
   WriteTensorSpecs(config, config.inputs, writer);
   writer.Key("outputs");
@@ -135,8 +138,11 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
 
 void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
-  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  // An unknown or broken model is reported before the body is looked at.
+  if (absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
+      !model.ok()) {
+    return responder->Send(ErrorReply(model.status()));
+  }
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
@@ -144,11 +150,14 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   }
 
   std::string id = (*decoded)->id;
-  ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(),
-                         id = std::move(id)](const InferResponse& response) {
-    return HttpReply{200, EncodeInferResponse(name, version, id, response), "application/json", {}};
+  auto make_encoder = [id = std::move(id)](const ServedModel& model) -> ReplyEncoder {
+    return [name = model.name(), version = model.version(), id](const InferResponse& response) {
+      return HttpReply{
+          200, EncodeInferResponse(name, version, id, response), "application/json", {}};
+    };
   };
-  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+  AcquireAndSubmit(ctx, ref.name, ref.version, *std::move(decoded), std::move(responder),
+                   std::move(make_encoder));
 }
 
 }  // namespace inferd

@@ -12,13 +12,20 @@
 namespace inferd {
 namespace {
 
-absl::StatusOr<ModelHandle> ResolveModel(const HandlerContext& ctx, std::string_view query) {
+// The model's name and config (described without loading: a lazy model loads on submit).
+absl::StatusOr<std::pair<std::string, ModelManager::Description>> ResolveModel(
+    const HandlerContext& ctx, std::string_view query) {
+  auto describe = [&](std::string_view name)
+      -> absl::StatusOr<std::pair<std::string, ModelManager::Description>> {
+    ASSIGN_OR_RETURN(ModelManager::Description description, ctx.models->Describe(name));
+    return std::make_pair(std::string(name), std::move(description));
+  };
   if (std::optional<std::string_view> name = QueryParameter(query, "model")) {
-    return ctx.models->Acquire(*name);
+    return describe(*name);
   }
-  if (!ctx.default_model.empty()) return ctx.models->Acquire(ctx.default_model);
+  if (!ctx.default_model.empty()) return describe(ctx.default_model);
   const std::vector<std::string> ready = ctx.models->ReadyModelNames();
-  if (ready.size() == 1) return ctx.models->Acquire(ready.front());
+  if (ready.size() == 1) return describe(ready.front());
   return absl::InvalidArgumentError(
       StrCat("no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
              ") or start inferd with --default-model NAME"));
@@ -66,11 +73,11 @@ void WriteOutput(const Tensor& tensor, bool single_instance, JsonWriter& writer)
 
 void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request,
                        ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ResolveModel(ctx, request.query);
+  auto model = ResolveModel(ctx, request.query);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeSeedRequest((*model)->config(), *request.body, &single_instance);
+      DecodeSeedRequest(*model->second.config, *request.body, &single_instance);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
@@ -95,7 +102,8 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
     return HttpReply{
         200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
   };
-  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+  AcquireAndSubmit(ctx, model->first, std::nullopt, *std::move(decoded), std::move(responder),
+                   [encode = std::move(encode)](const ServedModel&) { return encode; });
 }
 
 }  // namespace inferd

@@ -159,17 +159,18 @@ HttpReply EncodeOutputs(const InferResponse& response) {
 
 void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
                             const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool row_format = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeTfRequest((*model)->config(), *request.body, &row_format);
+      DecodeTfRequest(*model->config, *request.body, &row_format);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
-  SubmitInference(*model, *std::move(decoded), std::move(responder),
-                  row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs));
+  ReplyEncoder encode = row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs);
+  AcquireAndSubmit(ctx, ref.name, ref.version, *std::move(decoded), std::move(responder),
+                   [encode = std::move(encode)](const ServedModel&) { return encode; });
 }
 
 }  // namespace inferd
