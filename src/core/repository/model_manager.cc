@@ -119,16 +119,34 @@ absl::Status ModelManager::LoadAll() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The versions a model serves now: what its policy wants, plus READY versions it no longer
+// wants that keep serving until their replacement is ready (or because it failed).
+template <typename Entry>
+std::vector<int64_t> ServedVersions(const Entry& entry) {
+  std::vector<int64_t> served = entry.wanted;
+  for (const auto& [version, v] : entry.versions) {
+    if (v.state == ModelState::kReady) served.push_back(version);
+  }
+  std::sort(served.begin(), served.end());
+  served.erase(std::unique(served.begin(), served.end()), served.end());
+  return served;
+}
+
+}  // namespace
+
 absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const ModelEntry& entry,
                                                     std::optional<int64_t> version) {
   if (!entry.config_status.ok()) {
     return absl::UnavailableError(
         StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
+  const std::vector<int64_t> served = ServedVersions(entry);
   if (version) {
-    if (!std::binary_search(entry.wanted.begin(), entry.wanted.end(), *version)) {
+    if (!std::binary_search(served.begin(), served.end(), *version)) {
       return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                        " (served: ", StrJoin(entry.wanted, ", "), ")"));
+                                        " (served: ", StrJoin(served, ", "), ")"));
     }
     return *version;
   }
@@ -139,8 +157,9 @@ absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const
       return *picked;
     }
   }
-  // The highest READY version keeps serving while a newer one loads (zero downtime).
-  for (auto it = entry.wanted.rbegin(); it != entry.wanted.rend(); ++it) {
+  // The highest READY version keeps serving while a newer one loads (zero downtime), or
+  // when the newer one failed to load.
+  for (auto it = served.rbegin(); it != served.rend(); ++it) {
     auto found = entry.versions.find(*it);
     if (found != entry.versions.end() && found->second.state == ModelState::kReady) return *it;
   }
@@ -161,9 +180,10 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
     return absl::UnavailableError(
         StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
-  if (version && !std::binary_search(entry.wanted.begin(), entry.wanted.end(), *version)) {
+  const std::vector<int64_t> served = ServedVersions(entry);
+  if (version && !std::binary_search(served.begin(), served.end(), *version)) {
     return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                      " (served: ", StrJoin(entry.wanted, ", "), ")"));
+                                      " (served: ", StrJoin(served, ", "), ")"));
   }
   for (auto it = entry.versions.rbegin(); it != entry.versions.rend(); ++it) {
     if (version && it->first != *version) continue;
@@ -322,7 +342,8 @@ absl::StatusOr<ModelManager::Description> ModelManager::Describe(std::string_vie
     return absl::UnavailableError(
         StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
-  Description description{entry.config, std::string(entry.backend->platform()), entry.wanted, {}};
+  Description description{
+      entry.config, std::string(entry.backend->platform()), ServedVersions(entry), {}};
   for (const auto& [version, v] : entry.versions) {
     if (v.state == ModelState::kReady) description.ready_versions.push_back(version);
   }

@@ -162,6 +162,7 @@ void ModelManager::Reconcile(const std::string& name, bool force,
   group->done = std::move(done);
   std::vector<ModelHandle> dropped;
   Callbacks callbacks;
+  bool nothing_queued = false;
   {
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
@@ -182,11 +183,14 @@ void ModelManager::Reconcile(const std::string& name, bool force,
         }
       }
     }
-    if (group->pending == 0) DropUnwanted(name, entry, &dropped, &callbacks);
+    // Decided under the lock: once it is released the loader may finish the jobs and call
+    // `done` itself.
+    nothing_queued = group->pending == 0;
+    if (nothing_queued) DropUnwanted(name, entry, &dropped, &callbacks);
   }
   for (auto& callback : callbacks) callback();
   Release(&dropped);
-  if (group->pending == 0) group->done(group->first_error);
+  if (nothing_queued) group->done(group->first_error);
 }
 
 void ModelManager::OnRepositoryChange(const std::string& name, const std::vector<int64_t>& stable) {

@@ -90,6 +90,9 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     if (segments[2] == "live") return responder->Send(HandleServerLive(ctx));
     if (segments[2] == "ready") return responder->Send(HandleServerReady(ctx));
   }
+  if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "stats") {
+    return responder->Send(get ? HandleRepositoryStats(ctx) : MethodNotAllowed("GET"));
+  }
   if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "index") {
     return responder->Send(post ? HandleRepositoryIndex(ctx) : MethodNotAllowed("POST"));
   }

@@ -2,7 +2,8 @@
 //   GET  /v2, /v2/health/live, /v2/health/ready
 //   GET  /v2/models/M[/versions/V], /v2/models/M[/versions/V]/ready
 //   POST /v2/models/M[/versions/V]/infer, /v2/repository/index
-//   POST /v2/repository/models/M/load|unload, GET|POST /v2/repository/models/M/traffic
+//   POST /v2/repository/models/M/load|unload, GET|POST /v2/repository/models/M/traffic,
+//   GET  /v2/repository/stats
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V|/labels/L]:predict
 // Thread-safety: Dispatch is const and safe from every I/O thread.
