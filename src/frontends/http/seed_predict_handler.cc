@@ -24,7 +24,12 @@ absl::StatusOr<std::pair<std::string, ModelManager::Description>> ResolveModel(
     return describe(*name);
   }
   if (!ctx.default_model.empty()) return describe(ctx.default_model);
-  const std::vector<std::string> ready = ctx.models->ReadyModelNames();
+  // Servable models: loaded, or loadable on demand (lazy, evicted).
+  std::vector<std::string> ready;
+  for (const ModelStatus& status : ctx.models->Index()) {
+    if (status.state == ModelState::kUnavailable) continue;
+    if (ready.empty() || ready.back() != status.name) ready.push_back(status.name);
+  }
   if (ready.size() == 1) return describe(ready.front());
   return absl::InvalidArgumentError(
       StrCat("no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
