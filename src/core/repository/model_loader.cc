@@ -80,6 +80,13 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
                                             : request.version_dir;
     return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
   }
+  // TorchScript's profiling executor records shapes on the first run and optimizes the
+  // graph on the second: without this run the first real request paid for it (resnet18:
+  // ~1-3 s on 2 cores, bench/results/*-lifecycle.md), after the model had been published.
+  if (absl::Status again = WarmUpAndCheckOutputs(*config, *model); !again.ok()) {
+    return absl::Status(again.code(), StrCat(request.version_dir.string(),
+                                             ": second warm-up run failed: ", again.message()));
+  }
   BatchPolicy policy = PolicyFromConfig(*config);
   std::optional<BatchTuning> tuning;
   if (config->dynamic_batching.auto_tune) {

@@ -447,6 +447,16 @@ void ModelManager::StopAll() {
   if (housekeeping_.joinable()) housekeeping_.join();
   {
     MutexLock lock(&mu_);
+    // Loads that never ran: their callers (a blocked Load(), an HTTP load call) are told.
+    for (LoadJob& job : jobs_) {
+      if (job.group && job.group->pending > 0) {
+        job.group->pending = 0;
+        callbacks.push_back([group = job.group] {
+          group->done(absl::UnavailableError("the server is shutting down"));
+        });
+      }
+    }
+    jobs_.clear();
     for (auto& [name, entry] : models_) {
       for (auto& [version, v] : entry.versions) {
         if (v.handle) handles.push_back(v.handle);

@@ -165,7 +165,13 @@ class ModelManager {
     TrafficRules traffic;
     std::map<int64_t, VersionEntry> versions;
   };
-  struct JobGroup;
+  // Loads started together (one Load call, one Reconcile) and the callback for when they
+  // end. Guarded by mu_.
+  struct JobGroup {
+    int pending = 0;
+    absl::Status first_error;
+    DoneCallback done;
+  };
   struct LoadJob {
     std::string name;
     int64_t version = 0;

@@ -21,13 +21,6 @@
 
 namespace inferd {
 
-// Loads started together (one Load call, one Reconcile) and the callback for when they end.
-struct ModelManager::JobGroup {
-  int pending = 0;
-  absl::Status first_error;
-  DoneCallback done;
-};
-
 namespace {
 
 absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
@@ -430,7 +423,12 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
       if (bytes == 0) bytes = FileBytes(file);
       // The estimate was the file size or the last load: check the measured size again.
       absl::Status fits = shared ? absl::OkStatus() : MakeRoom(device, bytes, key, &dropped);
-      if (!fits.ok()) {
+      if (!entry.requested) {
+        // Unloaded by the API while it loaded: not published.
+        dropped.push_back(ModelHandle(std::move(loaded)));
+        v.state = ModelState::kUnloaded;
+        v.reason = "unloaded by request";
+      } else if (!fits.ok()) {
         failure = fits;
         dropped.push_back(ModelHandle(std::move(loaded)));
       } else {
