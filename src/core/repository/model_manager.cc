@@ -138,30 +138,34 @@ std::vector<int64_t> ServedVersions(const Entry& entry) {
 
 absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const ModelEntry& entry,
                                                     std::optional<int64_t> version) {
+  // On every request: no allocation unless it fails.
   if (!entry.config_status.ok()) {
     return absl::UnavailableError(
         StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
-  const std::vector<int64_t> served = ServedVersions(entry);
   if (version) {
-    if (!std::binary_search(served.begin(), served.end(), *version)) {
+    auto it = entry.versions.find(*version);
+    if (it == entry.versions.end() ||
+        (it->second.state != ModelState::kReady &&
+         !std::binary_search(entry.wanted.begin(), entry.wanted.end(), *version))) {
       return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                        " (served: ", StrJoin(served, ", "), ")"));
+                                        " (served: ", StrJoin(ServedVersions(entry), ", "), ")"));
     }
     return *version;
   }
-  if (std::optional<int64_t> picked = PickWeightedVersion(
-          entry.traffic, std::uniform_real_distribution<double>(0.0, 1.0)(random_))) {
-    if (auto it = entry.versions.find(*picked);
-        it != entry.versions.end() && it->second.state == ModelState::kReady) {
-      return *picked;
+  if (!entry.traffic.weights.empty()) {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
+    if (std::optional<int64_t> picked = PickWeightedVersion(entry.traffic, u)) {
+      if (auto it = entry.versions.find(*picked);
+          it != entry.versions.end() && it->second.state == ModelState::kReady) {
+        return *picked;
+      }
     }
   }
   // The highest READY version keeps serving while a newer one loads (zero downtime), or
   // when the newer one failed to load.
-  for (auto it = served.rbegin(); it != served.rend(); ++it) {
-    auto found = entry.versions.find(*it);
-    if (found != entry.versions.end() && found->second.state == ModelState::kReady) return *it;
+  for (auto it = entry.versions.rbegin(); it != entry.versions.rend(); ++it) {
+    if (it->second.state == ModelState::kReady) return it->first;
   }
   if (entry.wanted.empty()) {
     return absl::UnavailableError(
@@ -331,6 +335,18 @@ absl::StatusOr<TrafficRules> ModelManager::GetTrafficRules(std::string_view name
   auto found = models_.find(name);
   if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
   return found->second.traffic;
+}
+
+absl::StatusOr<std::shared_ptr<const ModelConfig>> ModelManager::ConfigOf(
+    std::string_view name) const {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (!found->second.config_status.ok() || !found->second.config) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' is unavailable: ", found->second.config_status.message()));
+  }
+  return found->second.config;
 }
 
 absl::StatusOr<ModelManager::Description> ModelManager::Describe(std::string_view name) const {

@@ -116,6 +116,9 @@ class ModelManager {
     std::vector<int64_t> ready_versions;
   };
   absl::StatusOr<Description> Describe(std::string_view name) const;
+  // Just the config (cheap, for the request path). NotFound: unknown model; Unavailable:
+  // its config is unusable.
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> ConfigOf(std::string_view name) const;
 
   // One row per model version (one per model when no version could be determined).
   std::vector<ModelStatus> Index() const;

@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
-#include "absl/time/time.h"
 #include "common/fake_time_source.h"
+#include "common/mutex.h"
 #include "core/repository/file_digest.h"
 #include "core/repository/model_manager.h"
 #include "core/testing/temp_dir.h"
@@ -65,6 +64,27 @@ class CountingBackend : public Backend {
   int* const loads_;
 };
 
+// Notification over inferd::Mutex, so that this test also runs under ThreadSanitizer
+// (Debian's Abseil is not instrumented; see scripts/tsan-tests).
+class Notification {
+ public:
+  void Notify() {
+    MutexLock lock(&mu_);
+    done_ = true;
+    cv_.NotifyAll();
+  }
+  bool WaitForNotificationWithTimeout(std::chrono::seconds timeout) {
+    MutexLock lock(&mu_);
+    return cv_.WaitUntil(&mu_, std::chrono::steady_clock::now() + timeout,
+                         [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return done_; });
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 constexpr char kConfig[] = R"(backend: fake
 max_batch_size: 4
 inputs: [{name: x, datatype: FP32, dims: [2]}]
@@ -103,14 +123,14 @@ class ModelLifecycleTest : public ::testing::Test {
   absl::StatusOr<ModelHandle> AcquireForInference(const std::string& name,
                                                   std::optional<int64_t> version = std::nullopt,
                                                   int64_t timeout_us = 0) {
-    absl::Notification done;
+    Notification done;
     absl::StatusOr<ModelHandle> result;
     manager_->AcquireForInference(name, version, timeout_us,
                                   [&](absl::StatusOr<ModelHandle> handle) {
                                     result = std::move(handle);
                                     done.Notify();
                                   });
-    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(std::chrono::seconds(10)));
     return result;
   }
 
@@ -154,16 +174,16 @@ TEST_F(ModelLifecycleTest, LazyModelLoadsOnItsFirstRequestOnce) {
   EXPECT_TRUE(manager_->Describe("lazy").ok()) << "metadata needs no load";
 
   // Several first requests, one load.
-  std::vector<std::unique_ptr<absl::Notification>> done;
+  std::vector<std::unique_ptr<Notification>> done;
   for (int i = 0; i < 5; ++i) {
-    done.push_back(std::make_unique<absl::Notification>());
+    done.push_back(std::make_unique<Notification>());
     manager_->AcquireForInference("lazy", std::nullopt, 0,
                                   [n = done.back().get()](absl::StatusOr<ModelHandle> handle) {
                                     EXPECT_TRUE(handle.ok()) << handle.status();
                                     n->Notify();
                                   });
   }
-  for (auto& n : done) ASSERT_TRUE(n->WaitForNotificationWithTimeout(absl::Seconds(10)));
+  for (auto& n : done) ASSERT_TRUE(n->WaitForNotificationWithTimeout(std::chrono::seconds(10)));
   EXPECT_EQ(engine_loads_, 1);
   EXPECT_EQ(StateOf("lazy", 1), ModelState::kReady);
 }

@@ -139,9 +139,8 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
 void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
   // An unknown or broken model is reported before the body is looked at.
-  if (absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
-      !model.ok()) {
-    return responder->Send(ErrorReply(model.status()));
+  if (auto config = ctx.models->ConfigOf(ref.name); !config.ok()) {
+    return responder->Send(ErrorReply(config.status()));
   }
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeInferRequest(*request.body);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));

@@ -13,12 +13,12 @@ namespace inferd {
 namespace {
 
 // The model's name and config (described without loading: a lazy model loads on submit).
-absl::StatusOr<std::pair<std::string, ModelManager::Description>> ResolveModel(
+absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> ResolveModel(
     const HandlerContext& ctx, std::string_view query) {
   auto describe = [&](std::string_view name)
-      -> absl::StatusOr<std::pair<std::string, ModelManager::Description>> {
-    ASSIGN_OR_RETURN(ModelManager::Description description, ctx.models->Describe(name));
-    return std::make_pair(std::string(name), std::move(description));
+      -> absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> {
+    ASSIGN_OR_RETURN(std::shared_ptr<const ModelConfig> config, ctx.models->ConfigOf(name));
+    return std::make_pair(std::string(name), std::move(config));
   };
   if (std::optional<std::string_view> name = QueryParameter(query, "model")) {
     return describe(*name);
@@ -82,7 +82,7 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeSeedRequest(*model->second.config, *request.body, &single_instance);
+      DecodeSeedRequest(*model->second, *request.body, &single_instance);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));

@@ -159,11 +159,11 @@ HttpReply EncodeOutputs(const InferResponse& response) {
 
 void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
                             const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
-  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(ref.name);
+  if (!config.ok()) return responder->Send(ErrorReply(config.status()));
   bool row_format = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeTfRequest(*model->config, *request.body, &row_format);
+      DecodeTfRequest(**config, *request.body, &row_format);
   if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
