@@ -6,6 +6,7 @@
 #ifndef INFERD_CORE_BACKEND_H_
 #define INFERD_CORE_BACKEND_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -29,6 +30,10 @@ class BackendModel {
   // Runs the model on `inputs`, one tensor per config input in config order, and returns one
   // tensor per config output in config order.
   virtual absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) = 0;
+
+  // Bytes of the weights this model holds on its device (parameters and buffers), what the
+  // memory budget counts; 0 when the engine cannot tell.
+  virtual uint64_t memory_bytes() const { return 0; }
 };
 
 struct BackendLoadRequest {

@@ -21,6 +21,8 @@ class FieldReader {
  public:
   explicit FieldReader(std::string_view source) : source_(source) {}
 
+  std::string_view source() const { return source_; }
+
   absl::Status Error(std::string_view field, std::string_view message) const {
     return absl::InvalidArgumentError(StrCat(source_, ": ", field, ": ", message));
   }
@@ -293,9 +295,11 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                                            const FieldReader& reader,
                                            const ConfigDefaults& defaults) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
-  RETURN_IF_ERROR(reader.CheckKeys(root, "",
-                                   {"backend", "max_batch_size", "inputs", "outputs", "instances",
-                                    "dynamic_batching", "queue", "parameters", "precision"}));
+  std::set<std::string> known_keys = {"backend", "max_batch_size", "inputs",
+                                      "outputs", "instances",      "dynamic_batching",
+                                      "queue",   "parameters",     "precision"};
+  known_keys.insert(LifecycleConfigKeys().begin(), LifecycleConfigKeys().end());
+  RETURN_IF_ERROR(reader.CheckKeys(root, "", known_keys));
   ModelConfig config;
   config.name = std::string(model_name);
   config.max_batch_size = defaults.max_batch_size;
@@ -329,6 +333,7 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     }
     config.precision = *parsed;
   }
+  ASSIGN_OR_RETURN(config.lifecycle, ParseLifecycleConfig(root, reader.source()));
   return config;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "core/data_type.h"
 #include "core/precision.h"
+#include "core/repository/lifecycle_config.h"
 #include "core/tensor.h"
 
 namespace inferd {
@@ -82,6 +83,8 @@ struct ModelConfig {
   std::map<std::string, std::string> parameters;
   // `precision:` the numeric precision to serve in; each backend checks what it supports.
   Precision precision = Precision::kFp32;
+  // Versions, loading, eviction, integrity and traffic (core/repository/lifecycle_config.h).
+  LifecycleConfig lifecycle;
 
   bool batched() const { return max_batch_size > 0; }
 

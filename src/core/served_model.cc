@@ -22,7 +22,7 @@ SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version
 }  // namespace
 
 ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version,
-                         std::string_view platform, std::unique_ptr<BackendModel> model,
+                         std::string_view platform, std::shared_ptr<BackendModel> model,
                          BatchPolicy policy, std::optional<BatchTuning> tuning,
                          std::shared_ptr<ModelObserver> observer)
     : config_(std::move(config)),
@@ -41,6 +41,13 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
     request->on_complete(InferResponse{std::move(valid), {}});
     return;
   }
+  // Counted until answered, so that the memory manager never evicts a model with requests
+  // in flight. The scheduler answers every request before this object is destroyed.
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  request->on_complete = [this, done = std::move(request->on_complete)](InferResponse response) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    done(std::move(response));
+  };
   scheduler_.Enqueue(std::move(request));
 }
 

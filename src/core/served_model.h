@@ -7,6 +7,7 @@
 #ifndef INFERD_CORE_SERVED_MODEL_H_
 #define INFERD_CORE_SERVED_MODEL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,9 +28,10 @@ namespace inferd {
 class ServedModel {
  public:
   // `tuning` is the auto-tuning table when the model asked for it; `policy` already
-  // reflects it. `observer` (optional) is told what happens to the model, for metrics.
+  // reflects it. `model` may be shared with other versions whose model file is identical.
+  // `observer` (optional) is told what happens to the model, for metrics.
   ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
-              std::unique_ptr<BackendModel> model, BatchPolicy policy,
+              std::shared_ptr<BackendModel> model, BatchPolicy policy,
               std::optional<BatchTuning> tuning, std::shared_ptr<ModelObserver> observer = nullptr);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
@@ -44,6 +46,9 @@ class ServedModel {
   size_t queue_depth() const { return scheduler_.queue_depth(); }
   // Null when the server keeps no metrics.
   ModelObserver* observer() const { return stats_.observer(); }
+  // Requests accepted by Infer and not yet answered (queued or executing).
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
+  const std::shared_ptr<BackendModel>& backend_model() const { return model_; }
 
   // Validates `request` against the config and queues it. Every outcome, errors included,
   // is delivered through request->on_complete.
@@ -56,9 +61,10 @@ class ServedModel {
   const std::shared_ptr<const ModelConfig> config_;
   const int64_t version_;
   const std::string platform_;
-  const std::unique_ptr<BackendModel> model_;
+  const std::shared_ptr<BackendModel> model_;
   const std::optional<BatchTuning> tuning_;
   ModelStats stats_;
+  std::atomic<int64_t> in_flight_{0};
   Scheduler scheduler_;  // declared last: destroyed (stopped) before everything it uses
 };
 

@@ -198,6 +198,25 @@ void MetricsRegistry::RefreshModels(const ModelManager& models) {
       metrics->SetQueueDepth(model->queue_depth());
     }
   }
+  // Memory and lifecycle events, read from the manager's report at scrape time: the
+  // lifecycle code stays free of metrics calls, and nothing is counted on the request path.
+  const LifecycleReport report = models.Report();
+  for (const DeviceMemory& device : report.devices) {
+    SetDeviceMemoryBudgetBytes(device.device, static_cast<int64_t>(device.budget_bytes));
+    SetDeviceMemoryUsedBytes(device.device, static_cast<int64_t>(device.used_bytes));
+  }
+  for (const VersionMemory& v : report.versions) {
+    if (v.state == ModelState::kReady) {
+      SetModelMemoryBytes(v.name, v.version, v.device, static_cast<int64_t>(v.memory_bytes));
+    } else {
+      RemoveModelMemory(v.name, v.version, v.device);
+    }
+    // The manager's per-version counts only grow; the counters follow them.
+    LifecycleCounts& reported = lifecycle_reported_[{v.name, v.version}];
+    for (uint64_t i = reported.evictions; i < v.evictions; ++i) CountEviction(v.name, v.version);
+    for (uint64_t i = reported.reloads; i < v.reloads; ++i) CountReload(v.name, v.version);
+    reported = {v.evictions, v.reloads};
+  }
 }
 
 std::vector<prometheus::MetricFamily> MetricsRegistry::Collect(const ModelManager* models) {

@@ -103,7 +103,7 @@ class MetricsRegistry : public ModelObserverFactory {
  private:
   prometheus::Counter& HttpResponses(unsigned status);
   void RefreshProcess() ABSL_EXCLUSIVE_LOCKS_REQUIRED(collect_mu_);
-  void RefreshModels(const ModelManager& models);
+  void RefreshModels(const ModelManager& models) ABSL_EXCLUSIVE_LOCKS_REQUIRED(collect_mu_);
 
   std::shared_ptr<prometheus::Registry> registry_;
   MetricFamilies families_;
@@ -114,6 +114,12 @@ class MetricsRegistry : public ModelObserverFactory {
   double process_cpu_reported_ ABSL_GUARDED_BY(collect_mu_) = 0;
   prometheus::Counter* log_dropped_;
   uint64_t log_dropped_reported_ ABSL_GUARDED_BY(collect_mu_) = 0;
+  struct LifecycleCounts {
+    uint64_t evictions = 0;
+    uint64_t reloads = 0;
+  };
+  std::map<std::pair<std::string, int64_t>, LifecycleCounts> lifecycle_reported_
+      ABSL_GUARDED_BY(collect_mu_);
 };
 
 }  // namespace inferd

@@ -25,6 +25,7 @@
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 #include "observability/request_recorder.h"
+#include "server/lifecycle_options.h"
 #include "server/server_options.h"
 #include "server/version.h"
 
@@ -88,10 +89,13 @@ int Run(const ServerOptions& options) {
   RecentErrors recent_errors;
   RequestRecorder recorder(&metrics, &recent_errors);
   const std::unique_ptr<StaticFiles> dashboard = LoadDashboard(options);
-  ModelManager models(options.model_repository, std::move(backends),
-                      ConfigDefaults{.max_batch_size = options.default_max_batch_size,
-                                     .instance_count = options.default_instances},
-                      &metrics);
+  absl::StatusOr<ModelManagerOptions> lifecycle = LifecycleOptionsFrom(options);
+  if (!lifecycle.ok()) {
+    spdlog::critical("{}", std::string(lifecycle.status().message()));
+    return 2;
+  }
+  lifecycle->observers = &metrics;
+  ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
     return 1;

@@ -104,6 +104,33 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
                  "The built dashboard served at /dashboard (default: 'dashboard' beside the "
                  "binary, where scripts/setup builds it)")
       ->envname("INFERD_DASHBOARD_DIR");
+  app.add_option("--model-control", options.model_control,
+                 "none: load every model at start; explicit: only --load-model and the load "
+                 "API; watch: as none, then follow repository changes")
+      ->envname("INFERD_MODEL_CONTROL")
+      ->check(CLI::IsMember({"none", "explicit", "watch"}))
+      ->capture_default_str();
+  app.add_option("--load-model", options.load_models,
+                 "With --model-control explicit: a model to load at start (repeatable)")
+      ->envname("INFERD_LOAD_MODEL");
+  app.add_flag("--lazy-load", options.lazy_load,
+               "Load every model on its first request instead of at start")
+      ->envname("INFERD_LAZY_LOAD");
+  app.add_option("--memory-budget", options.memory_budget,
+                 "Memory for model weights per device, e.g. cpu=24GiB,cuda:0=60GiB "
+                 "(default: 80% of the machine's memory); loads beyond it evict idle models")
+      ->envname("INFERD_MEMORY_BUDGET");
+  app.add_option("--watch-interval-ms", options.watch_interval_ms,
+                 "With --model-control watch: how often the repository is rescanned")
+      ->envname("INFERD_WATCH_INTERVAL_MS")
+      ->check(CLI::Range(10, 3'600'000))
+      ->capture_default_str();
+  app.add_option("--settle-ms", options.settle_ms,
+                 "With --model-control watch: how long a copied version folder must stay "
+                 "unchanged before it loads (a folder renamed into place loads at once)")
+      ->envname("INFERD_SETTLE_MS")
+      ->check(CLI::Range(0, 3'600'000))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace inferd {
 
@@ -27,6 +28,13 @@ struct ServerOptions {
   std::string log_format = "plain";  // plain (terminal) or json (one object per line)
   bool access_log = true;            // one line per request
   std::string dashboard_dir;         // empty: "dashboard" beside the binary
+  // Model lifecycle (README: Model lifecycle and memory).
+  std::string model_control = "none";  // none | explicit | watch
+  std::vector<std::string> load_models;
+  bool lazy_load = false;
+  std::string memory_budget;  // "cpu=24GiB,cuda:0=60GiB"; empty: defaults
+  int watch_interval_ms = 1000;
+  int settle_ms = 2000;
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

@@ -139,5 +139,5 @@ def test_grpc_errors_carry_status_and_message(grpc_client):
         grpc_client.get_model_metadata("no_such_model")
     assert error.value.status() == "StatusCode.NOT_FOUND"
     with pytest.raises(InferenceServerException) as error:
-        grpc_client.load_model("mlp_scorer")
-    assert error.value.status() == "StatusCode.UNIMPLEMENTED"
+        grpc_client.load_model("no_such_model")
+    assert error.value.status() == "StatusCode.NOT_FOUND"

@@ -210,11 +210,19 @@ def test_repository_index_matches_http(stub, demo_server):
     assert all(m.state == "READY" for m in ready)
 
 
-def test_repository_load_unload_are_unimplemented(stub):
-    for call, request in [
-            (stub.RepositoryModelLoad, pb.RepositoryModelLoadRequest(model_name="mlp_scorer")),
-            (stub.RepositoryModelUnload, pb.RepositoryModelUnloadRequest(model_name="mlp_scorer"))]:
+def test_repository_unload_and_load_change_what_is_served(start_server, small_repository):
+    server = start_server(small_repository)  # its own server: the demo one keeps its models
+    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as ch:
+        grpc.channel_ready_future(ch).result(timeout=30)
+        own = pb_grpc.GRPCInferenceServiceStub(ch)
+        own.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="mlp_scorer"))
+        assert not own.ModelReady(pb.ModelReadyRequest(name="mlp_scorer")).ready
+        assert own.ModelReady(pb.ModelReadyRequest(name="digits")).ready
+        own.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="mlp_scorer"))
+        assert own.ModelReady(pb.ModelReadyRequest(name="mlp_scorer")).ready
+        rows = np.ones((1, 256), np.float32)
+        assert own.ModelInfer(mlp_request(rows)).raw_output_contents
         with pytest.raises(grpc.RpcError) as error:
-            call(request)
-        assert error.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert stub.ModelReady(pb.ModelReadyRequest(name="mlp_scorer")).ready
+            own.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="no_such_model"))
+        assert error.value.code() == grpc.StatusCode.NOT_FOUND, error.value.details()
+        assert "no_such_model" in error.value.details()

@@ -77,8 +77,12 @@ c10::Stream InstanceStream(c10::Device device) {
 class TorchModel : public BackendModel {
  public:
   TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label,
-             c10::Device device)
-      : module_(std::move(module)), config_(config), label_(std::move(label)), device_(device) {}
+             c10::Device device, uint64_t weight_bytes)
+      : module_(std::move(module)),
+        config_(config),
+        label_(std::move(label)),
+        device_(device),
+        weight_bytes_(weight_bytes) {}
 
   ~TorchModel() override {
     if (device_.is_cuda()) {
@@ -88,6 +92,8 @@ class TorchModel : public BackendModel {
       ReleaseCachedCudaMemory();
     }
   }
+
+  uint64_t memory_bytes() const override { return weight_bytes_; }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {
@@ -190,10 +196,20 @@ class TorchModel : public BackendModel {
   }
 
   torch::jit::Module module_;
-  const ModelConfig& config_;  // owned by the ServedModel that owns this
+  // A copy: the weights may be shared by several model versions with their own configs.
+  const ModelConfig config_;
   const std::string label_;
   const c10::Device device_;
+  const uint64_t weight_bytes_;
 };
+
+// Parameters and buffers, counted before freezing turns them into graph constants.
+uint64_t WeightBytes(const torch::jit::Module& module) {
+  uint64_t bytes = 0;
+  for (const at::Tensor& t : module.parameters(/*recurse=*/true)) bytes += t.nbytes();
+  for (const at::Tensor& t : module.buffers(/*recurse=*/true)) bytes += t.nbytes();
+  return bytes;
+}
 
 // The forward method's parameter names, without `self`.
 std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
@@ -206,10 +222,12 @@ std::vector<std::string> ForwardArguments(const torch::jit::Module& module) {
 absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
                                               const TorchModelOptions& options,
                                               const ModelConfig& config,
-                                              const std::string& config_path, c10::Device device) {
+                                              const std::string& config_path, c10::Device device,
+                                              uint64_t* weight_bytes) {
   // Loaded straight onto its device: the weights never take host memory as well.
   torch::jit::Module module = torch::jit::load(file.string(), device);
   module.eval();
+  *weight_bytes = WeightBytes(module);
   if (!module.find_method("forward")) {
     return absl::InvalidArgumentError(StrCat(file.string(), ": has no forward method"));
   }
@@ -271,11 +289,13 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
                                       "written by torch.jit.save)"));
   }
   try {
+    uint64_t weight_bytes = 0;
     ASSIGN_OR_RETURN(torch::jit::Module module,
-                     LoadModule(file, options, config, config_path, torch_device));
+                     LoadModule(file, options, config, config_path, torch_device, &weight_bytes));
     return std::make_unique<TorchModel>(
         std::move(module), config,
-        StrCat(config.name, ":", request.version_dir.filename().string()), torch_device);
+        StrCat(config.name, ":", request.version_dir.filename().string()), torch_device,
+        weight_bytes);
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));

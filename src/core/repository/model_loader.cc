@@ -63,18 +63,29 @@ absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& mode
 absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     Backend& backend, std::shared_ptr<const ModelConfig> config,
     const std::filesystem::path& model_dir, int64_t version,
-    std::shared_ptr<ModelObserver> observer) {
+    std::shared_ptr<BackendModel> shared_weights, std::shared_ptr<ModelObserver> observer) {
   BackendLoadRequest request;
   request.config = config.get();
   request.version_dir = model_dir / std::to_string(version);
   request.device = config->instances.front().device;
-  ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> model, backend.Load(request));
+  std::shared_ptr<BackendModel> model = std::move(shared_weights);
+  if (model == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> loaded, backend.Load(request));
+    model = std::move(loaded);
+  }
   if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
     // Mismatches are config errors; name the file the user has to fix.
     const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument
                                             ? model_dir / "config.yaml"
                                             : request.version_dir;
     return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
+  }
+  // TorchScript's profiling executor records shapes on the first run and optimizes the
+  // graph on the second: without this run the first real request paid for it (resnet18:
+  // ~1-3 s on 2 cores, bench/results/*-lifecycle.md), after the model had been published.
+  if (absl::Status again = WarmUpAndCheckOutputs(*config, *model); !again.ok()) {
+    return absl::Status(again.code(), StrCat(request.version_dir.string(),
+                                             ": second warm-up run failed: ", again.message()));
   }
   BatchPolicy policy = PolicyFromConfig(*config);
   std::optional<BatchTuning> tuning;

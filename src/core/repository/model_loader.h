@@ -15,9 +15,12 @@
 
 namespace inferd {
 
+// `shared_weights`: an already loaded engine model of an identical file, reused instead of
+// loading the file again (weight sharing); nullptr loads it.
 absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     Backend& backend, std::shared_ptr<const ModelConfig> config,
     const std::filesystem::path& model_dir, int64_t version,
+    std::shared_ptr<BackendModel> shared_weights = nullptr,
     std::shared_ptr<ModelObserver> observer = nullptr);
 
 // Runs `model` once on zero inputs (batch 1, variable dimensions 1) and checks that the

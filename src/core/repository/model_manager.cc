@@ -1,30 +1,17 @@
+// The model manager's public side: start-up, request routing to versions, the repository
+// API and reports. Loading, eviction and housekeeping are in model_manager_loading.cc.
 #include "core/repository/model_manager.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
-#include "core/repository/model_loader.h"
-#include "core/repository/version_dirs.h"
+#include "core/memory/process_memory.h"
+#include "core/repository/repository_watcher.h"
 
 namespace inferd {
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(StrCat(path.string(), ": cannot be read (missing?)"));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 std::string_view ModelStateName(ModelState state) {
   switch (state) {
@@ -34,18 +21,21 @@ std::string_view ModelStateName(ModelState state) {
       return "READY";
     case ModelState::kUnavailable:
       return "UNAVAILABLE";
+    case ModelState::kUnloaded:
+      return "UNLOADED";
   }
   return "UNKNOWN";
 }
 
 ModelManager::ModelManager(std::filesystem::path repository,
-                           std::vector<std::unique_ptr<Backend>> backends, ConfigDefaults defaults,
-                           ModelObserverFactory* observers)
+                           std::vector<std::unique_ptr<Backend>> backends,
+                           ModelManagerOptions options)
     : repository_(std::move(repository)),
       backends_(std::move(backends)),
-      defaults_(defaults),
-      observers_(observers),
-      serving_(std::make_shared<const ServingMap>()) {}
+      options_(std::move(options)) {
+  loader_ = std::thread([this] { LoaderLoop(); });
+  housekeeping_ = std::thread([this] { HousekeepingLoop(); });
+}
 
 ModelManager::~ModelManager() { StopAll(); }
 
@@ -62,169 +52,441 @@ absl::Status ModelManager::LoadAll() {
     return absl::NotFoundError(
         StrCat("model repository '", repository_.string(), "' is not a readable folder"));
   }
-  std::vector<std::filesystem::path> model_dirs;
+  std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(repository_, ec)) {
     const std::string name = entry.path().filename().string();
-    // Hidden folders (.git, editor state) are not models.
-    if (entry.is_directory(ec) && !name.starts_with(".")) model_dirs.push_back(entry.path());
+    // Hidden folders (.git, editor state, a copy in progress) are not models.
+    if (entry.is_directory(ec) && !name.starts_with(".")) names.push_back(name);
   }
   if (ec) {
     return absl::UnavailableError(
         StrCat("cannot list model repository '", repository_.string(), "': ", ec.message()));
   }
-  std::sort(model_dirs.begin(), model_dirs.end());
+  std::sort(names.begin(), names.end());
+  for (const std::string& wanted : options_.load_models) {
+    if (!std::binary_search(names.begin(), names.end(), wanted)) {
+      return absl::NotFoundError(StrCat("--load-model ", wanted, ": no folder '", wanted,
+                                        "' in the model repository ", repository_.string()));
+    }
+  }
 
   // All configs first: backends size process-wide resources (thread pools) to every model
   // before the first one loads.
-  std::vector<ParsedModel> parsed;
-  for (const auto& model_dir : model_dirs) parsed.push_back(ParseModel(model_dir));
-  for (const auto& backend : backends_) {
-    std::vector<const ModelConfig*> configs;
-    for (const ParsedModel& model : parsed) {
-      if (model.config.ok() && model.config->backend == backend->name()) {
-        configs.push_back(&*model.config);
-      }
+  {
+    MutexLock lock(&mu_);
+    for (const std::string& name : names) {
+      ModelEntry& entry = models_[name];
+      entry.dir = repository_ / name;
+      entry.requested = options_.control != ModelControl::kExplicit ||
+                        std::find(options_.load_models.begin(), options_.load_models.end(), name) !=
+                            options_.load_models.end();
+      ReadModelFolder(name, entry, nullptr);
     }
-    backend->Prepare(configs);
+    for (const auto& backend : backends_) {
+      std::vector<const ModelConfig*> configs;
+      for (const auto& [name, entry] : models_) {
+        if (entry.config && entry.backend == backend.get()) configs.push_back(entry.config.get());
+      }
+      backend->Prepare(configs);
+    }
+    scanned_ = true;
   }
 
-  auto serving = std::make_shared<ServingMap>();
-  std::vector<ModelStatus> index;
-  for (ParsedModel& model : parsed) {
-    ModelHandle served;
-    const TimePoint load_start = Clock::now();
-    ModelStatus status = LoadModel(std::move(model), &served);
-    if (observers_ != nullptr) {
-      observers_->OnModelLoadFinished(status.name, status.version, Clock::now() - load_start,
-                                      status.state == ModelState::kReady
-                                          ? absl::OkStatus()
-                                          : absl::UnavailableError(status.reason));
-    }
-    if (served) (*serving)[status.name][served->version()] = std::move(served);
-    index.push_back(std::move(status));
+  Mutex done_mu;
+  CondVar done_cv;
+  size_t pending = names.size();
+  for (const std::string& name : names) {
+    Reconcile(name, /*force=*/false, nullptr, [&](const absl::Status&) {
+      MutexLock lock(&done_mu);
+      --pending;
+      done_cv.NotifyAll();
+    });
   }
-  absl::MutexLock lock(&mu_);
-  serving_ = std::move(serving);
-  index_ = std::move(index);
+  {
+    MutexLock lock(&done_mu);
+    done_cv.Wait(&done_mu, [&] { return pending == 0; });
+  }
+  if (options_.control == ModelControl::kWatch) {
+    watcher_ = std::make_unique<RepositoryWatcher>(
+        repository_,
+        RepositoryWatcher::Options{.poll_interval = options_.watch_interval,
+                                   .settle_interval = options_.settle_interval,
+                                   .time = options_.time},
+        [this](const std::string& name, const std::vector<int64_t>& stable) {
+          OnRepositoryChange(name, stable);
+        });
+  }
   return absl::OkStatus();
 }
 
-ModelManager::ParsedModel ModelManager::ParseModel(const std::filesystem::path& model_dir) const {
-  const std::filesystem::path config_path = model_dir / "config.yaml";
-  absl::StatusOr<std::string> text = ReadFile(config_path);
-  if (!text.ok()) return {model_dir, text.status()};
-  return {model_dir,
-          ParseModelConfig(*text, model_dir.filename().string(), config_path.string(), defaults_)};
+namespace {
+
+// The versions a model serves now: what its policy wants, plus READY versions it no longer
+// wants that keep serving until their replacement is ready (or because it failed).
+template <typename Entry>
+std::vector<int64_t> ServedVersions(const Entry& entry) {
+  std::vector<int64_t> served = entry.wanted;
+  for (const auto& [version, v] : entry.versions) {
+    if (v.state == ModelState::kReady) served.push_back(version);
+  }
+  std::sort(served.begin(), served.end());
+  served.erase(std::unique(served.begin(), served.end()), served.end());
+  return served;
 }
 
-ModelStatus ModelManager::LoadModel(ParsedModel parsed, ModelHandle* served) {
-  const std::filesystem::path& model_dir = parsed.dir;
-  ModelStatus status;
-  status.name = model_dir.filename().string();
-  auto fail = [&](const absl::Status& why) {
-    status.state = ModelState::kUnavailable;
-    status.reason = std::string(why.message());
-    spdlog::error("model {}: UNAVAILABLE: {}", status.name, status.reason);
-    return status;
-  };
+}  // namespace
 
-  const std::filesystem::path config_path = model_dir / "config.yaml";
-  absl::StatusOr<ModelConfig>& config = parsed.config;
-  if (!config.ok()) return fail(config.status());
-
-  Backend* backend = FindBackend(config->backend);
-  if (backend == nullptr) {
-    std::vector<std::string_view> known;
-    for (const auto& b : backends_) known.push_back(b->name());
-    return fail(absl::InvalidArgumentError(
-        StrCat(config_path.string(), ": backend: '", config->backend,
-               "' is not available in this build (available: ", StrJoin(known, ", "), ")")));
+absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const ModelEntry& entry,
+                                                    std::optional<int64_t> version) {
+  // On every request: no allocation unless it fails.
+  if (!entry.config_status.ok()) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
-
-  VersionDirScan scan = ScanVersionDirs(model_dir);
-  for (const std::string& ignored : scan.ignored) {
-    spdlog::warn(
-        "model {}: ignoring folder '{}': version folders are named by a non-negative "
-        "integer without leading zeros",
-        status.name, ignored);
+  if (version) {
+    auto it = entry.versions.find(*version);
+    if (it == entry.versions.end() ||
+        (it->second.state != ModelState::kReady &&
+         !std::binary_search(entry.wanted.begin(), entry.wanted.end(), *version))) {
+      return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
+                                        " (served: ", StrJoin(ServedVersions(entry), ", "), ")"));
+    }
+    return *version;
   }
-  if (scan.versions.empty()) {
-    return fail(
-        absl::NotFoundError(StrCat(model_dir.string(), ": no version folder (for example ",
-                                   (model_dir / "1" / backend->model_filename()).string(), ")")));
+  if (!entry.traffic.weights.empty()) {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
+    if (std::optional<int64_t> picked = PickWeightedVersion(entry.traffic, u)) {
+      if (auto it = entry.versions.find(*picked);
+          it != entry.versions.end() && it->second.state == ModelState::kReady) {
+        return *picked;
+      }
+    }
   }
-  status.version = scan.versions.back();
-  spdlog::info("model {}: loading version {} ({})", status.name, *status.version, config->backend);
-  auto shared_config = std::make_shared<const ModelConfig>(*std::move(config));
-  absl::StatusOr<std::unique_ptr<ServedModel>> loaded = LoadModelVersion(
-      *backend, shared_config, model_dir, *status.version,
-      observers_ != nullptr ? observers_->ForModel(status.name, *status.version) : nullptr);
-  if (!loaded.ok()) return fail(loaded.status());
-  *served = std::move(*loaded);
-  status.state = ModelState::kReady;
-  spdlog::info("model {}: version {} READY", status.name, *status.version);
-  return status;
+  // The highest READY version keeps serving while a newer one loads (zero downtime), or
+  // when the newer one failed to load.
+  for (auto it = entry.versions.rbegin(); it != entry.versions.rend(); ++it) {
+    if (it->second.state == ModelState::kReady) return it->first;
+  }
+  if (entry.wanted.empty()) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' has no version to serve in ", entry.dir.string()));
+  }
+  return entry.wanted.back();
 }
 
 absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
                                                   std::optional<int64_t> version) const {
-  std::shared_ptr<const ServingMap> serving;
-  {
-    absl::MutexLock lock(&mu_);
-    serving = serving_;
-    auto found = serving->find(name);
-    if (found == serving->end()) {
-      for (const ModelStatus& status : index_) {
-        if (status.name == name) {
-          return absl::UnavailableError(
-              StrCat("model '", name, "' is unavailable: ", status.reason));
-        }
-      }
-      return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-    }
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  const ModelEntry& entry = found->second;
+  if (!entry.config_status.ok()) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
   }
-  const auto& versions = serving->find(name)->second;
-  if (!version) return versions.rbegin()->second;
-  auto it = versions.find(*version);
-  if (it == versions.end()) {
-    std::vector<int64_t> served;
-    for (const auto& [v, handle] : versions) served.push_back(v);
+  const std::vector<int64_t> served = ServedVersions(entry);
+  if (version && !std::binary_search(served.begin(), served.end(), *version)) {
     return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
                                       " (served: ", StrJoin(served, ", "), ")"));
+  }
+  for (auto it = entry.versions.rbegin(); it != entry.versions.rend(); ++it) {
+    if (version && it->first != *version) continue;
+    if (it->second.state == ModelState::kReady) return it->second.handle;
+  }
+  std::string why = "no version is loaded";
+  if (!entry.versions.empty()) {
+    const VersionEntry& v = version ? entry.versions.at(*version) : entry.versions.rbegin()->second;
+    why = StrCat(ModelStateName(v.state), v.reason.empty() ? "" : ": ", v.reason);
+  }
+  return absl::UnavailableError(StrCat("model '", name, "' is not ready (", why, ")"));
+}
+
+void ModelManager::AcquireForInference(std::string_view name, std::optional<int64_t> version,
+                                       int64_t timeout_us, AcquireCallback done) {
+  absl::StatusOr<ModelHandle> answer;
+  {
+    MutexLock lock(&mu_);
+    auto found = models_.find(name);
+    if (found == models_.end()) {
+      answer = absl::NotFoundError(StrCat("unknown model '", name, "'"));
+    } else {
+      ModelEntry& entry = found->second;
+      absl::StatusOr<int64_t> chosen = ChooseVersion(name, entry, version);
+      if (!chosen.ok()) {
+        answer = chosen.status();
+      } else {
+        VersionEntry& v = entry.versions[*chosen];
+        ++v.requests;
+        v.last_used = options_.time->Now();
+        switch (v.state) {
+          case ModelState::kReady:
+            answer = v.handle;
+            break;
+          case ModelState::kUnavailable:
+            answer = absl::UnavailableError(
+                StrCat("model '", name, "' version ", *chosen, " is unavailable: ", v.reason));
+            break;
+          case ModelState::kUnloaded:
+            if (!entry.requested) {
+              answer = absl::UnavailableError(
+                  StrCat("model '", name, "' is not loaded (", v.reason.empty() ? "" : v.reason,
+                         v.reason.empty() ? "" : "; ", "POST /v2/repository/models/", name,
+                         "/load loads it)"));
+              break;
+            }
+            Enqueue(LoadJob{std::string(name), *chosen, /*replace=*/false, nullptr});
+            [[fallthrough]];
+          case ModelState::kLoading: {
+            const TimePoint deadline =
+                timeout_us > 0 ? options_.time->Now() + std::chrono::microseconds(timeout_us)
+                               : TimePoint::max();
+            v.waiters.push_back(Waiter{deadline, std::move(done)});
+            work_.NotifyAll();
+            return;
+          }
+        }
+      }
+    }
+  }
+  done(std::move(answer));
+}
+
+absl::StatusOr<int64_t> ModelManager::ResolveLabel(std::string_view name,
+                                                   std::string_view label) const {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  auto it = found->second.traffic.labels.find(label);
+  if (it == found->second.traffic.labels.end()) {
+    std::vector<std::string_view> known;
+    for (const auto& [l, v] : found->second.traffic.labels) known.push_back(l);
+    return absl::NotFoundError(StrCat("model '", name, "' has no label '", label,
+                                      "' (labels: ", StrJoin(known, ", "), ")"));
   }
   return it->second;
 }
 
+absl::Status ModelManager::Load(std::string_view name) {
+  Mutex mu;
+  CondVar cv;
+  std::optional<absl::Status> result;
+  LoadAsync(name, [&](absl::Status status) {
+    MutexLock lock(&mu);
+    result = std::move(status);
+    cv.NotifyAll();
+  });
+  MutexLock lock(&mu);
+  cv.Wait(&mu, [&] { return result.has_value(); });
+  return *result;
+}
+
+void ModelManager::LoadAsync(std::string_view name, DoneCallback done) {
+  std::error_code ec;
+  const std::string model(name);
+  if (name.empty() || name.starts_with(".") || name.find('/') != std::string_view::npos ||
+      !std::filesystem::is_directory(repository_ / model, ec)) {
+    return done(absl::NotFoundError(
+        StrCat("no model folder '", name, "' in the repository ", repository_.string())));
+  }
+  Reconcile(model, /*force=*/true, nullptr, std::move(done));
+}
+
+absl::Status ModelManager::Unload(std::string_view name) {
+  std::vector<ModelHandle> dropped;
+  Callbacks callbacks;
+  {
+    MutexLock lock(&mu_);
+    auto found = models_.find(name);
+    if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+    ModelEntry& entry = found->second;
+    entry.requested = false;
+    for (auto& [version, v] : entry.versions) {
+      if (v.state == ModelState::kReady || v.state == ModelState::kLoading ||
+          v.state == ModelState::kUnloaded) {
+        UnloadVersion(found->first, version, v, ModelState::kUnloaded, "unloaded by request",
+                      &dropped, &callbacks);
+      }
+    }
+    counters_.unloads += dropped.size();
+  }
+  for (auto& callback : callbacks) callback();
+  Release(&dropped);
+  return absl::OkStatus();
+}
+
+absl::Status ModelManager::SetTrafficRules(std::string_view name, TrafficRules rules) {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  std::vector<int64_t> ready;
+  for (const auto& [version, v] : found->second.versions) {
+    if (v.state == ModelState::kReady) ready.push_back(version);
+  }
+  if (absl::Status valid = ValidateTrafficRules(rules, ready); !valid.ok()) {
+    return absl::InvalidArgumentError(StrCat("model '", name, "': ", valid.message()));
+  }
+  found->second.traffic = std::move(rules);
+  spdlog::info("model {}: traffic rules replaced", found->first);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrafficRules> ModelManager::GetTrafficRules(std::string_view name) const {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  return found->second.traffic;
+}
+
+absl::StatusOr<std::shared_ptr<const ModelConfig>> ModelManager::ConfigOf(
+    std::string_view name) const {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (!found->second.config_status.ok() || !found->second.config) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' is unavailable: ", found->second.config_status.message()));
+  }
+  return found->second.config;
+}
+
+absl::StatusOr<ModelManager::Description> ModelManager::Describe(std::string_view name) const {
+  MutexLock lock(&mu_);
+  auto found = models_.find(name);
+  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  const ModelEntry& entry = found->second;
+  if (!entry.config) {
+    return absl::UnavailableError(
+        StrCat("model '", name, "' is unavailable: ", entry.config_status.message()));
+  }
+  Description description{
+      entry.config, std::string(entry.backend->platform()), ServedVersions(entry), {}};
+  for (const auto& [version, v] : entry.versions) {
+    if (v.state == ModelState::kReady) description.ready_versions.push_back(version);
+  }
+  return description;
+}
+
 std::vector<ModelStatus> ModelManager::Index() const {
-  absl::MutexLock lock(&mu_);
-  return index_;
+  MutexLock lock(&mu_);
+  std::vector<ModelStatus> index;
+  for (const auto& [name, entry] : models_) {
+    if (!entry.config_status.ok() || entry.versions.empty()) {
+      const std::string reason =
+          !entry.config_status.ok() ? std::string(entry.config_status.message())
+          : !entry.requested        ? "not loaded"
+                                    : StrCat(entry.dir.string(), ": no version folder");
+      index.push_back({name, std::nullopt,
+                       entry.requested ? ModelState::kUnavailable : ModelState::kUnloaded, reason});
+      continue;
+    }
+    for (const auto& [version, v] : entry.versions) {
+      index.push_back({name, version, v.state, v.state == ModelState::kReady ? "" : v.reason});
+    }
+  }
+  return index;
 }
 
 std::vector<ModelHandle> ModelManager::ReadyModels() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<ModelHandle> models;
-  for (const auto& [name, versions] : *serving_) {
-    for (const auto& [version, handle] : versions) models.push_back(handle);
+  for (const auto& [name, entry] : models_) {
+    for (const auto& [version, v] : entry.versions) {
+      if (v.state == ModelState::kReady) models.push_back(v.handle);
+    }
   }
   return models;
 }
 
 std::vector<std::string> ModelManager::ReadyModelNames() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> names;
-  for (const auto& [name, versions] : *serving_) names.push_back(name);
+  for (const auto& [name, entry] : models_) {
+    for (const auto& [version, v] : entry.versions) {
+      if (v.state == ModelState::kReady) {
+        names.push_back(name);
+        break;
+      }
+    }
+  }
   return names;
 }
 
+LifecycleReport ModelManager::Report() const {
+  LifecycleReport report;
+  report.resident_bytes = ResidentBytes();
+  MutexLock lock(&mu_);
+  report.counters = counters_;
+  std::map<std::string, bool> devices = {{"cpu", true}};
+  const TimePoint now = options_.time->Now();
+  for (const auto& [name, entry] : models_) {
+    if (!entry.config) continue;
+    const std::string device = DeviceOf(entry);
+    devices[device] = true;
+    for (const auto& [version, v] : entry.versions) {
+      VersionMemory row;
+      row.name = name;
+      row.version = version;
+      row.device = device;
+      row.state = v.state;
+      row.memory_bytes = v.memory_bytes;
+      row.rss_growth_bytes = v.rss_growth_bytes;
+      row.pinned = entry.config->lifecycle.pin;
+      row.last_load_ms = v.last_load_ms;
+      row.loads = v.loads;
+      row.reloads = v.reloads;
+      row.evictions = v.evictions;
+      row.requests = v.requests;
+      if (v.state == ModelState::kReady) {
+        row.idle_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - v.last_used).count();
+        row.shared_weights = v.handle->backend_model().use_count() > 1;
+      }
+      report.versions.push_back(std::move(row));
+    }
+  }
+  for (const auto& [device, unused] : devices) {
+    report.devices.push_back({device, BudgetBytes(device), UsedBytes(device)});
+  }
+  return report;
+}
+
 void ModelManager::StopAll() {
-  std::shared_ptr<const ServingMap> serving;
+  std::vector<ModelHandle> handles;
+  Callbacks callbacks;
+  watcher_.reset();
   {
-    absl::MutexLock lock(&mu_);
-    serving = serving_;
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    work_.NotifyAll();
   }
-  for (const auto& [name, versions] : *serving) {
-    for (const auto& [version, handle] : versions) handle->Stop();
+  if (loader_.joinable()) loader_.join();
+  if (housekeeping_.joinable()) housekeeping_.join();
+  {
+    MutexLock lock(&mu_);
+    // Loads that never ran: their callers (a blocked Load(), an HTTP load call) are told.
+    for (LoadJob& job : jobs_) {
+      if (job.group && job.group->pending > 0) {
+        job.group->pending = 0;
+        callbacks.push_back([group = job.group] {
+          group->done(absl::UnavailableError("the server is shutting down"));
+        });
+      }
+    }
+    jobs_.clear();
+    for (auto& [name, entry] : models_) {
+      for (auto& [version, v] : entry.versions) {
+        if (v.handle) handles.push_back(v.handle);
+        for (Waiter& waiter : v.waiters) {
+          callbacks.push_back([done = std::move(waiter.done)] {
+            done(absl::UnavailableError("the server is shutting down"));
+          });
+        }
+        v.waiters.clear();
+      }
+    }
   }
+  for (auto& callback : callbacks) callback();
+  for (const ModelHandle& handle : handles) handle->Stop();
 }
 
 }  // namespace inferd

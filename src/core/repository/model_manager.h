@@ -1,96 +1,245 @@
-// Owns every model of a repository: scans it, loads what it finds, and hands out handles.
+// Owns every model of a repository and each model's lifecycle per version:
+// UNLOADED -> LOADING -> READY -> UNLOADED (evicted, idle, unloaded), or UNAVAILABLE.
 //
-// Each model folder is loaded independently: a bad config, a missing or corrupt model file,
-// or a model that disagrees with its config makes that model UNAVAILABLE with a reason and
-// never stops the others. The map of served models is an immutable snapshot replaced under
-// a mutex, so lookups on the request path take the lock only to copy one shared_ptr.
+// - Versions: config.yaml's version_policy picks the served versions; a request names one
+//   or gets the highest ready one (or one chosen by the model's traffic weights).
+// - Control: everything eagerly loaded at start (kNone), only --load-model and the load
+//   API (kExplicit), or kNone plus reacting to repository changes (kWatch).
+// - Zero downtime: a new version (or a new config) is loaded and warmed while the old one
+//   keeps serving, then published; the old one is dropped afterwards. A request holds a
+//   ModelHandle, so it finishes on the version it started on. A failed load leaves what is
+//   served untouched and shows its reason in Index().
+// - Memory: each device has a budget; a load that would exceed it first evicts idle,
+//   unpinned models, least recently used first; evicted and lazy models load again on their
+//   next request. Identical model files (same SHA-256) share one engine model and count once.
 //
-// Version policy for now: the highest version folder is served (the later `version_policy`
-// setting generalises this).
+// Loads run one at a time on the manager's loader thread (never on an I/O thread): requests
+// for a model that is not loaded wait in the manager and are answered through their
+// callback when the load ends or their timeout passes.
 //
-// Thread-safety: all public methods are thread-safe.
+// Thread-safety: all public methods are thread-safe. No lock is held across a load, an
+// engine call or a callback.
 #ifndef INFERD_CORE_REPOSITORY_MODEL_MANAGER_H_
 #define INFERD_CORE_REPOSITORY_MODEL_MANAGER_H_
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/mutex.h"
 #include "core/backend.h"
 #include "core/model_observer.h"
+#include "core/repository/lifecycle_events.h"
+#include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
 
 namespace inferd {
 
-enum class ModelState { kLoading, kReady, kUnavailable };
-std::string_view ModelStateName(ModelState state);
+class RepositoryWatcher;
 
-// One row of the repository index.
-struct ModelStatus {
-  std::string name;
-  std::optional<int64_t> version;  // absent when no version could be determined
-  ModelState state = ModelState::kLoading;
-  std::string reason;  // why the model is unavailable; empty when ready
+enum class ModelControl { kNone, kExplicit, kWatch };
+
+struct ModelManagerOptions {
+  ConfigDefaults defaults;
+  ModelControl control = ModelControl::kNone;
+  std::vector<std::string> load_models;  // kExplicit: loaded at start
+  bool lazy_all = false;                 // every model loads on its first request
+  // Explicit budgets by device ("cpu"); others get DefaultBudgetBytes().
+  std::map<std::string, uint64_t, std::less<>> memory_budgets;
+  // kWatch: how often the repository is scanned when no change notification arrives, and how
+  // long a version folder's files must stay unchanged before it is loaded.
+  Duration watch_interval = std::chrono::seconds(1);
+  Duration settle_interval = std::chrono::seconds(2);
+  const TimeSource* time = RealTime();
+  // Told about every load and every loaded version's traffic, for metrics; optional, must
+  // outlive the manager.
+  ModelObserverFactory* observers = nullptr;
 };
 
 class ModelManager {
  public:
+  using AcquireCallback = std::function<void(absl::StatusOr<ModelHandle>)>;
+  using DoneCallback = std::function<void(absl::Status)>;
+
   // `backends` are the engines this build has, looked up by config.yaml's `backend`.
   // `observers` (optional, must outlive the manager) is told about every load, for metrics.
   ModelManager(std::filesystem::path repository, std::vector<std::unique_ptr<Backend>> backends,
-               ConfigDefaults defaults = {}, ModelObserverFactory* observers = nullptr);
+               ModelManagerOptions options = {});
   ~ModelManager();
 
-  // Scans the repository and loads every model in it. Fails only when the repository
-  // itself cannot be read; per-model failures are recorded in Index().
+  // Scans the repository and loads what the control mode asks for (lazy models excepted),
+  // waiting for those loads. Fails only when the repository itself cannot be read, or when
+  // a --load-model name is not in it; per-model failures are recorded in Index().
   absl::Status LoadAll();
 
-  // A handle on a ready version; the highest ready one when `version` is absent.
-  // NotFound: no such model or version. Unavailable: the model exists but failed to load.
+  // A handle on a READY version, without loading anything (metadata, readiness, stats).
+  // NotFound: no such model or version. Unavailable: not loaded, or failed to load.
   absl::StatusOr<ModelHandle> Acquire(std::string_view name,
                                       std::optional<int64_t> version = std::nullopt) const;
 
-  // Every model found in the repository with its state, sorted by name.
+  // A handle for an inference request: the named version, or the one the traffic rules
+  // pick, or the highest ready one. A model that is not loaded but may be (lazy, evicted,
+  // idle-unloaded) is loaded first; `done` runs when it is ready, when its load fails, or
+  // after `timeout_us` (0: no limit) with DeadlineExceeded. `done` may run before this
+  // returns, on this thread; otherwise on the loader or housekeeping thread.
+  void AcquireForInference(std::string_view name, std::optional<int64_t> version,
+                           int64_t timeout_us, AcquireCallback done);
+
+  // The version a label of `name` points at.
+  absl::StatusOr<int64_t> ResolveLabel(std::string_view name, std::string_view label) const;
+
+  // Repository API. Load re-reads the model's folder and config.yaml and loads the versions
+  // its policy wants (a changed config replaces the served versions without downtime);
+  // Unload stops serving it until the next Load. Both block until done: call them off the
+  // I/O threads (LoadAsync answers through a callback instead).
+  absl::Status Load(std::string_view name);
+  void LoadAsync(std::string_view name, DoneCallback done);
+  absl::Status Unload(std::string_view name);
+
+  // Replaces a model's labels and traffic weights; every label and weight must name a
+  // READY version (InvalidArgument otherwise, and the rules in force stay).
+  absl::Status SetTrafficRules(std::string_view name, TrafficRules rules);
+  absl::StatusOr<TrafficRules> GetTrafficRules(std::string_view name) const;
+
+  // A model's config and its ready versions, whether or not one is loaded now.
+  struct Description {
+    std::shared_ptr<const ModelConfig> config;
+    std::string platform;
+    std::vector<int64_t> served_versions;  // chosen by the version policy
+    std::vector<int64_t> ready_versions;
+  };
+  absl::StatusOr<Description> Describe(std::string_view name) const;
+  // Just the config (cheap, for the request path). NotFound: unknown model; Unavailable:
+  // its config is unusable.
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> ConfigOf(std::string_view name) const;
+
+  // One row per model version (one per model when no version could be determined).
   std::vector<ModelStatus> Index() const;
+  // Budgets, memory in use and lifecycle counters (for stats, logs and metrics).
+  LifecycleReport Report() const;
 
   // Every ready version, sorted by name then version.
   std::vector<ModelHandle> ReadyModels() const;
-
   // Names of the models that have a ready version, sorted.
   std::vector<std::string> ReadyModelNames() const;
 
-  // Stops every model's scheduler after its queued requests are finished.
+  // Stops the loader, the watcher and every model's scheduler after its queued requests.
   void StopAll();
 
- private:
-  using ServingMap = std::map<std::string, std::map<int64_t, ModelHandle>, std::less<>>;
+  // kWatch: re-reads one model folder whose version folders `stable` have settled (the
+  // watcher calls this); a model folder that disappeared is unloaded.
+  void OnRepositoryChange(const std::string& name, const std::vector<int64_t>& stable);
 
-  // A model folder whose config.yaml has been read: the config, or why it is unusable.
-  struct ParsedModel {
-    std::filesystem::path dir;
-    absl::StatusOr<ModelConfig> config;
+ private:
+  struct Waiter {
+    TimePoint deadline;  // TimePoint::max(): none
+    AcquireCallback done;
   };
-  ParsedModel ParseModel(const std::filesystem::path& model_dir) const;
-  // Loads one parsed model; returns its status row and, when ready, the served version.
-  ModelStatus LoadModel(ParsedModel parsed, ModelHandle* served);
+  struct VersionEntry {
+    ModelState state = ModelState::kUnloaded;
+    std::string reason;
+    ModelHandle handle;
+    uint64_t memory_bytes = 0;    // counted against the budget while READY
+    uint64_t reserved_bytes = 0;  // counted while LOADING
+    uint64_t rss_growth_bytes = 0;
+    std::string sha256;
+    TimePoint last_used{};
+    double last_load_ms = 0;
+    uint64_t loads = 0, reloads = 0, evictions = 0, requests = 0;
+    bool evicted = false;  // the next load is a reload
+    std::vector<Waiter> waiters;
+  };
+  struct ModelEntry {
+    std::filesystem::path dir;
+    absl::Status config_status;  // why the folder cannot be served
+    std::string config_text;
+    std::shared_ptr<const ModelConfig> config;
+    Backend* backend = nullptr;
+    std::vector<int64_t> wanted;  // what the version policy serves, ascending
+    bool requested = true;        // false: unloaded by the API or not loaded yet (explicit)
+    bool lazy = false;
+    TrafficRules traffic;
+    std::map<int64_t, VersionEntry> versions;
+  };
+  // Loads started together (one Load call, one Reconcile) and the callback for when they
+  // end. Guarded by mu_.
+  struct JobGroup {
+    int pending = 0;
+    absl::Status first_error;
+    DoneCallback done;
+  };
+  struct LoadJob {
+    std::string name;
+    int64_t version = 0;
+    bool replace = false;  // reload a READY version (new config) while it keeps serving
+    std::shared_ptr<JobGroup> group;
+  };
+  using Callbacks = std::vector<std::function<void()>>;
+
+  // Re-reads `name`'s folder; queues loads of wanted versions (all of them when `force`,
+  // else unless lazy) and calls `done` when they end. `stable`: kWatch's settled versions.
+  void Reconcile(const std::string& name, bool force, const std::vector<int64_t>* stable,
+                 DoneCallback done);
+  void ReadModelFolder(const std::string& name, ModelEntry& entry,
+                       const std::vector<int64_t>* stable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Enqueue(LoadJob job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LoaderLoop();
+  void RunLoadJob(const LoadJob& job);
+  void HousekeepingLoop();
+
+  // Picks the version for a request; NotFound/Unavailable when there is none.
+  absl::StatusOr<int64_t> ChooseVersion(std::string_view name, const ModelEntry& entry,
+                                        std::optional<int64_t> version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Evicts idle unpinned models of `device` until `needed` more bytes fit; their handles go
+  // to `dropped` (released by the caller, outside the lock).
+  absl::Status MakeRoom(const std::string& device, uint64_t needed, const std::string& for_key,
+                        std::vector<ModelHandle>* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t UsedBytes(const std::string& device) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t BudgetBytes(std::string_view device) const;
+  // Stops serving one version: its handle goes to `dropped`, waiters get `why`.
+  void UnloadVersion(const std::string& name, int64_t version, VersionEntry& entry,
+                     ModelState state, const std::string& reason, std::vector<ModelHandle>* dropped,
+                     Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a load: unloads READY versions the policy no longer wants.
+  void DropUnwanted(const std::string& name, ModelEntry& entry, std::vector<ModelHandle>* dropped,
+                    Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::shared_ptr<BackendModel> FindSharedWeights(const std::string& sha256,
+                                                  const ModelEntry& entry) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Backend* FindBackend(std::string_view name) const;
+  static std::string DeviceOf(const ModelEntry& entry);
+  // Releases dropped models and returns their memory to the kernel.
+  static void Release(std::vector<ModelHandle>* dropped);
 
   const std::filesystem::path repository_;
   const std::vector<std::unique_ptr<Backend>> backends_;
-  const ConfigDefaults defaults_;
-  ModelObserverFactory* const observers_;
+  const ModelManagerOptions options_;
 
-  mutable absl::Mutex mu_;
-  std::shared_ptr<const ServingMap> serving_ ABSL_GUARDED_BY(mu_);
-  std::vector<ModelStatus> index_ ABSL_GUARDED_BY(mu_);
+  mutable Mutex mu_;
+  CondVar work_;
+  std::map<std::string, ModelEntry, std::less<>> models_ ABSL_GUARDED_BY(mu_);
+  std::deque<LoadJob> jobs_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool scanned_ ABSL_GUARDED_BY(mu_) = false;
+  LifecycleCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
+
+  std::thread loader_;
+  std::thread housekeeping_;
+  std::unique_ptr<RepositoryWatcher> watcher_;
 };
 
 }  // namespace inferd

@@ -27,16 +27,6 @@ absl::StatusOr<ModelHandle> AcquireModel(const GrpcContext& ctx, const std::stri
   return ctx.models->Acquire(name, *parsed);
 }
 
-// The repository's load/unload API belongs to the model lifecycle work; until the
-// ModelManager can load and unload at run time both RPCs answer UNIMPLEMENTED.
-// TODO(lifecycle): call ModelManager's load/unload here and map their Status.
-absl::Status ChangeModelLoading(const GrpcContext& /*ctx*/, const std::string& model_name,
-                                bool load) {
-  return absl::UnimplementedError(StrCat("cannot ", load ? "load" : "unload", " model '",
-                                         model_name,
-                                         "': this server loads its repository at startup only"));
-}
-
 }  // namespace
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
@@ -140,13 +130,24 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse*) {
-  return Finish(context, ChangeModelLoading(ctx_, request->model_name(), /*load=*/true));
+  // A load can take seconds: the RPC finishes from the manager's loader thread, never
+  // holding a gRPC thread meanwhile.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  ctx_.models->LoadAsync(
+      request->model_name(), [reactor, name = request->model_name()](absl::Status status) {
+        if (!status.ok()) {
+          status = absl::Status(status.code(),
+                                StrCat("load of '", name, "' failed: ", status.message()));
+        }
+        reactor->Finish(ToGrpcStatus(status));
+      });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse*) {
-  return Finish(context, ChangeModelLoading(ctx_, request->model_name(), /*load=*/false));
+  return Finish(context, ctx_.models->Unload(request->model_name()));
 }
 
 }  // namespace inferd

@@ -25,6 +25,14 @@ void NoteModel(Responder& responder, const ModelHandle& model) {
   if (RequestRecord* record = responder.record()) record->model = model;
 }
 
+void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,
+                       std::optional<int64_t> version) {
+  if (responder.record() == nullptr) return;
+  if (absl::StatusOr<ModelHandle> loaded = ctx.models->Acquire(name, version); loaded.ok()) {
+    NoteModel(responder, *loaded);
+  }
+}
+
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode) {
   NoteModel(*responder, model);
@@ -38,6 +46,22 @@ void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> req
     });
   };
   model->Infer(std::move(request));
+}
+
+void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
+                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
+                      ResponderPtr responder,
+                      std::function<ReplyEncoder(const ServedModel&)> make_encoder) {
+  const int64_t timeout_us = request->timeout_us;
+  // std::function needs a copyable callable: the request travels in a shared_ptr.
+  auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));
+  ctx.models->AcquireForInference(
+      name, version, timeout_us,
+      [pending, responder = std::move(responder),
+       make_encoder = std::move(make_encoder)](absl::StatusOr<ModelHandle> model) mutable {
+        if (!model.ok()) return responder->Send(ErrorReply(model.status()));
+        SubmitInference(*model, std::move(*pending), std::move(responder), make_encoder(**model));
+      });
 }
 
 }  // namespace inferd

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/infer_request.h"
@@ -39,12 +40,25 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
 // Notes that the request reached `model`, so that it is counted for that model even when it
 // fails before inference (a malformed body): metrics and the access log.
 void NoteModel(Responder& responder, const ModelHandle& model);
+// NoteModel for a request refused before it reached a model (a malformed body), when a
+// version of `name` is loaded; without a loaded version only the HTTP counters see it.
+void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,
+                       std::optional<int64_t> version);
 
 // Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
 // the connection's I/O thread (never on the execution thread); an error status becomes an
 // {"error"} reply.
 void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode);
+
+// Gets a version of `name` for `request` from the model manager (loading it first when it
+// is lazy or was evicted, for at most the request's timeout) and submits the request to it.
+// The I/O thread never waits for the load: the request is submitted from the loader thread
+// when the load ends. `make_encoder` builds the encoder for the version chosen.
+void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
+                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
+                      ResponderPtr responder,
+                      std::function<ReplyEncoder(const ServedModel&)> make_encoder);
 
 }  // namespace inferd
 

@@ -1,5 +1,6 @@
 #include "frontends/http/kserve_handlers.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -70,9 +71,15 @@ HttpReply HandleServerMetadata(const HandlerContext& ctx) {
 }
 
 HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
+  // Described without loading: a lazy or evicted model has metadata too.
+  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
   if (!model.ok()) return ErrorReply(model.status());
-  const ModelConfig& config = (*model)->config();
+  const std::vector<int64_t>& served = model->served_versions;
+  if (ref.version && !std::binary_search(served.begin(), served.end(), *ref.version)) {
+    return ErrorReply(404, StrCat("model '", ref.name, "' has no version ", *ref.version,
+                                  " (served: ", StrJoin(served, ", "), ")"));
+  }
+  const ModelConfig& config = *model->config;
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
@@ -80,14 +87,10 @@ HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
   WriteString(writer, config.name);
   writer.Key("versions");
   writer.StartArray();
-  for (const ModelStatus& status : ctx.models->Index()) {
-    if (status.name == config.name && status.state == ModelState::kReady && status.version) {
-      WriteString(writer, std::to_string(*status.version));
-    }
-  }
+  for (int64_t version : served) WriteString(writer, std::to_string(version));
   writer.EndArray();
   writer.Key("platform");
-  WriteString(writer, (*model)->platform());
+  WriteString(writer, model->platform);
   writer.Key("inputs");
   WriteTensorSpecs(config, config.inputs, writer);
   writer.Key("outputs");
@@ -138,22 +141,29 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
 
 void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
-  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
-  NoteModel(*responder, *model);
+  // An unknown or broken model is reported before the body is looked at.
+  if (auto config = ctx.models->ConfigOf(ref.name); !config.ok()) {
+    return responder->Send(ErrorReply(config.status()));
+  }
   absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request);
-  if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+  if (!decoded.ok()) {
+    NoteModelIfLoaded(ctx, *responder, ref.name, ref.version);
+    return responder->Send(ErrorReply(decoded.status()));
+  }
   if (absl::Status headers = ApplySchedulingHeaders(request, *decoded->request); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
 
   std::string id = decoded->request->id;
-  ReplyEncoder encode = [name = (*model)->name(), version = (*model)->version(), id = std::move(id),
-                         binary =
-                             std::move(decoded->binary_outputs)](const InferResponse& response) {
-    return EncodeInferReply(name, version, id, response, binary);
+  auto make_encoder = [id = std::move(id), binary = std::move(decoded->binary_outputs)](
+                          const ServedModel& model) -> ReplyEncoder {
+    return [name = model.name(), version = model.version(), id,
+            binary](const InferResponse& response) {
+      return EncodeInferReply(name, version, id, response, binary);
+    };
   };
-  SubmitInference(*model, std::move(decoded->request), std::move(responder), std::move(encode));
+  AcquireAndSubmit(ctx, ref.name, ref.version, std::move(decoded->request), std::move(responder),
+                   std::move(make_encoder));
 }
 
 }  // namespace inferd

@@ -9,6 +9,7 @@
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
+#include "frontends/http/repository_handlers.h"
 #include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
@@ -67,8 +68,12 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     std::string_view& last = segments.back();
     if (!last.ends_with(":predict")) return responder->Send(UnknownPath(request.path));
     last.remove_suffix(std::string_view(":predict").size());
-    if (segments.size() >= 4 && segments[3] == "labels") {
-      return responder->Send(ErrorReply(404, "version labels are not supported; use /versions/V"));
+    if (segments.size() == 5 && segments[3] == "labels") {
+      absl::StatusOr<int64_t> version = ctx.models->ResolveLabel(segments[2], segments[4]);
+      if (!version.ok()) return responder->Send(ErrorReply(version.status()));
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleTfServingPredict(ctx, ModelRef{segments[2], *version}, request,
+                                    std::move(responder));
     }
     Segments tail;
     absl::StatusOr<ModelRef> ref = ParseModelRef(segments, 2, &tail);
@@ -105,8 +110,26 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     if (segments[2] == "live") return responder->Send(HandleServerLive(ctx));
     if (segments[2] == "ready") return responder->Send(HandleServerReady(ctx));
   }
+  if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "stats") {
+    return responder->Send(get ? HandleRepositoryStats(ctx) : MethodNotAllowed("GET"));
+  }
   if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "index") {
     return responder->Send(post ? HandleRepositoryIndex(ctx) : MethodNotAllowed("POST"));
+  }
+  if (segments.size() == 5 && segments[1] == "repository" && segments[2] == "models") {
+    const std::string_view name = segments[3];
+    if (segments[4] == "load") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleRepositoryLoad(ctx, name, std::move(responder));
+    }
+    if (segments[4] == "unload") {
+      return responder->Send(post ? HandleRepositoryUnload(ctx, name) : MethodNotAllowed("POST"));
+    }
+    if (segments[4] == "traffic") {
+      if (get) return responder->Send(HandleGetTraffic(ctx, name));
+      if (post) return responder->Send(HandleSetTraffic(ctx, name, request));
+      return responder->Send(MethodNotAllowed("GET, POST"));
+    }
   }
   if (segments.size() == 3 && segments[1] == "models" && segments[2] == "stats") {
     return responder->Send(get ? HandleModelStats(ctx, std::nullopt) : MethodNotAllowed("GET"));

@@ -2,8 +2,10 @@
 //   GET  /v2, /v2/health/live, /v2/health/ready
 //   GET  /v2/models/M[/versions/V], /v2/models/M[/versions/V]/ready
 //   POST /v2/models/M[/versions/V]/infer, /v2/repository/index
+//   POST /v2/repository/models/M/load|unload, GET|POST /v2/repository/models/M/traffic,
+//   GET  /v2/repository/stats
 //   POST /predict[?model=M]
-//   POST /v1/models/M[/versions/V]:predict
+//   POST /v1/models/M[/versions/V|/labels/L]:predict
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_

@@ -292,11 +292,11 @@ TEST_F(RouterTest, TfServingPredictOfUnknownModelIsNotFound) {
   EXPECT_EQ(Post("/v1/models/m/versions/x:predict", R"({"instances": [[1]]})").status, 400u);
 }
 
-TEST_F(RouterTest, TfServingVersionLabelsAreNotSupported) {
+TEST_F(RouterTest, TfServingLabelOfUnknownModelIsNotFound) {
   Start();
   const HttpReply reply = Post("/v1/models/m/labels/stable:predict", R"({"instances": [[1]]})");
   EXPECT_EQ(reply.status, 404u);
-  EXPECT_THAT(reply.body, HasSubstr("version labels are not supported"));
+  EXPECT_THAT(reply.body, HasSubstr("unknown model 'm'"));
 }
 
 TEST_F(RouterTest, TfServingPredictTakesOnlyPost) {

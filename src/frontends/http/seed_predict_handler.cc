@@ -12,13 +12,25 @@
 namespace inferd {
 namespace {
 
-absl::StatusOr<ModelHandle> ResolveModel(const HandlerContext& ctx, std::string_view query) {
+// The model's name and config (described without loading: a lazy model loads on submit).
+absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> ResolveModel(
+    const HandlerContext& ctx, std::string_view query) {
+  auto describe = [&](std::string_view name)
+      -> absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> {
+    ASSIGN_OR_RETURN(std::shared_ptr<const ModelConfig> config, ctx.models->ConfigOf(name));
+    return std::make_pair(std::string(name), std::move(config));
+  };
   if (std::optional<std::string_view> name = QueryParameter(query, "model")) {
-    return ctx.models->Acquire(*name);
+    return describe(*name);
   }
-  if (!ctx.default_model.empty()) return ctx.models->Acquire(ctx.default_model);
-  const std::vector<std::string> ready = ctx.models->ReadyModelNames();
-  if (ready.size() == 1) return ctx.models->Acquire(ready.front());
+  if (!ctx.default_model.empty()) return describe(ctx.default_model);
+  // Servable models: loaded, or loadable on demand (lazy, evicted).
+  std::vector<std::string> ready;
+  for (const ModelStatus& status : ctx.models->Index()) {
+    if (status.state == ModelState::kUnavailable) continue;
+    if (ready.empty() || ready.back() != status.name) ready.push_back(status.name);
+  }
+  if (ready.size() == 1) return describe(ready.front());
   return absl::InvalidArgumentError(
       StrCat("no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
              ") or start inferd with --default-model NAME"));
@@ -66,13 +78,15 @@ void WriteOutput(const Tensor& tensor, bool single_instance, JsonWriter& writer)
 
 void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request,
                        ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ResolveModel(ctx, request.query);
+  auto model = ResolveModel(ctx, request.query);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
-  NoteModel(*responder, *model);
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeSeedRequest((*model)->config(), *request.body, &single_instance);
-  if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+      DecodeSeedRequest(*model->second, *request.body, &single_instance);
+  if (!decoded.ok()) {
+    NoteModelIfLoaded(ctx, *responder, model->first, std::nullopt);
+    return responder->Send(ErrorReply(decoded.status()));
+  }
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
@@ -96,7 +110,8 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
     return HttpReply{
         200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
   };
-  SubmitInference(*model, *std::move(decoded), std::move(responder), std::move(encode));
+  AcquireAndSubmit(ctx, model->first, std::nullopt, *std::move(decoded), std::move(responder),
+                   [encode = std::move(encode)](const ServedModel&) { return encode; });
 }
 
 }  // namespace inferd

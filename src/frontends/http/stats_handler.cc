@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/lifecycle_stats.h"
 
 namespace inferd {
 namespace {
@@ -65,7 +66,8 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
   writer.EndObject();
 }
 
-void WriteModelStats(const ServedModel& model, JsonWriter& writer) {
+void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
+                     JsonWriter& writer) {
   const ModelStatsSnapshot stats = model.stats().Snapshot();
   writer.StartObject();
   writer.Key("name");
@@ -102,6 +104,7 @@ void WriteModelStats(const ServedModel& model, JsonWriter& writer) {
   }
   writer.EndArray();
   WriteBatching(model, writer);
+  WriteMemoryUsage(lifecycle, model.name(), model.version(), writer);
   writer.EndObject();
 }
 
@@ -121,9 +124,17 @@ HttpReply HandleModelStats(const HandlerContext& ctx, const std::optional<ModelR
   writer.StartObject();
   writer.Key("model_stats");
   writer.StartArray();
-  for (const ModelHandle& model : models) WriteModelStats(*model, writer);
+  const LifecycleReport lifecycle = ctx.models->Report();
+  for (const ModelHandle& model : models) WriteModelStats(*model, lifecycle, writer);
   writer.EndArray();
   writer.EndObject();
+  return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
+}
+
+HttpReply HandleRepositoryStats(const HandlerContext& ctx) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter writer(buffer);
+  WriteLifecycleReport(ctx.models->Report(), writer);
   return HttpReply{200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
 }
 

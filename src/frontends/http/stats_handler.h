@@ -14,6 +14,11 @@ namespace inferd {
 // `ref` absent: every ready model version.
 HttpReply HandleModelStats(const HandlerContext& ctx, const std::optional<ModelRef>& ref);
 
+// GET /v2/repository/stats: memory per device against its budget, lifecycle counters
+// (loads, evictions, reloads, idle unloads) and every version's memory and request count,
+// evicted and lazy models included.
+HttpReply HandleRepositoryStats(const HandlerContext& ctx);
+
 }  // namespace inferd
 
 #endif  // INFERD_FRONTENDS_HTTP_STATS_HANDLER_H_

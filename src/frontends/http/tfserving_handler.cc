@@ -159,18 +159,21 @@ HttpReply EncodeOutputs(const InferResponse& response) {
 
 void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
                             const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<ModelHandle> model = ctx.models->Acquire(ref.name, ref.version);
-  if (!model.ok()) return responder->Send(ErrorReply(model.status()));
-  NoteModel(*responder, *model);
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(ref.name);
+  if (!config.ok()) return responder->Send(ErrorReply(config.status()));
   bool row_format = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeTfRequest((*model)->config(), *request.body, &row_format);
-  if (!decoded.ok()) return responder->Send(ErrorReply(decoded.status()));
+      DecodeTfRequest(**config, *request.body, &row_format);
+  if (!decoded.ok()) {
+    NoteModelIfLoaded(ctx, *responder, ref.name, ref.version);
+    return responder->Send(ErrorReply(decoded.status()));
+  }
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
-  SubmitInference(*model, *std::move(decoded), std::move(responder),
-                  row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs));
+  ReplyEncoder encode = row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs);
+  AcquireAndSubmit(ctx, ref.name, ref.version, *std::move(decoded), std::move(responder),
+                   [encode = std::move(encode)](const ServedModel&) { return encode; });
 }
 
 }  // namespace inferd

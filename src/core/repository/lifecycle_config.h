@@ -1,0 +1,46 @@
+// The lifecycle part of a model's config.yaml: which versions are served, when they load,
+// whether they may be evicted, their integrity digests and their traffic rules.
+//
+//   version_policy: {latest: 2}    # or `all`, or {specific: [1, 3]}; default latest 1
+//   load: lazy                     # eager (default): at start; lazy: on the first request
+//   pin: true                      # never evicted to make room for another model
+//   idle_unload_s: 600             # unloaded after this long without a request (0: never)
+//   sha256: {1: 3b0c...}           # version -> SHA-256 of <version>/<model file>
+//   labels: {stable: 1, canary: 2}
+//   traffic: {stable: 90, canary: 10}
+#ifndef INFERD_CORE_REPOSITORY_LIFECYCLE_CONFIG_H_
+#define INFERD_CORE_REPOSITORY_LIFECYCLE_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <yaml-cpp/yaml.h>
+
+#include "absl/status/statusor.h"
+#include "core/repository/traffic_rules.h"
+#include "core/repository/version_policy.h"
+
+namespace inferd {
+
+struct LifecycleConfig {
+  VersionPolicy version_policy;
+  bool lazy = false;
+  bool pin = false;
+  int64_t idle_unload_s = 0;
+  std::map<int64_t, std::string> sha256;  // version -> lowercase hex digest
+  TrafficRules traffic;
+};
+
+// The top-level config.yaml keys this part owns.
+const std::set<std::string>& LifecycleConfigKeys();
+
+// Reads the lifecycle keys of `root` (a mapping). Errors name `source` and the field.
+absl::StatusOr<LifecycleConfig> ParseLifecycleConfig(const YAML::Node& root,
+                                                     std::string_view source);
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_REPOSITORY_LIFECYCLE_CONFIG_H_
