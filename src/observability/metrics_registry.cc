@@ -190,8 +190,15 @@ void MetricsRegistry::RefreshProcess() {
 void MetricsRegistry::RefreshModels(const ModelManager& models) {
   for (const ModelStatus& status : models.Index()) {
     const std::string version = status.version ? std::to_string(*status.version) : "";
-    families_.model_ready->Add({{"model", status.name}, {"version", version}})
-        .Set(status.state == ModelState::kReady ? 1 : 0);
+    const prometheus::Labels labels = {{"model", status.name}, {"version", version}};
+    prometheus::Family<prometheus::Gauge>& ready = *families_.model_ready;
+    if (status.state == ModelState::kUnloaded) {
+      // Lazy, evicted or idle: not failed (it loads on its next request), so no 0 that the
+      // load-failure alert would take for a broken model.
+      if (ready.Has(labels)) ready.Remove(&ready.Add(labels));
+      continue;
+    }
+    ready.Add(labels).Set(status.state == ModelState::kReady ? 1 : 0);
   }
   for (const ModelHandle& model : models.ReadyModels()) {
     if (auto* metrics = dynamic_cast<ModelMetrics*>(model->observer())) {
