@@ -107,8 +107,17 @@ def test_cli_infer_from_npy(demo_server, torch_ref, tmp_path):
 def test_cli_reports_errors_with_exit_code(demo_server):
     out = run_cli(demo_server, "metadata", "no_such_model")
     assert out.returncode == 2 and "404" in out.stderr
-    out = run_cli(demo_server, "unload", "mlp_scorer")
-    assert out.returncode == 2  # not served on this branch's HTTP API
+    out = run_cli(demo_server, "unload", "no_such_model")
+    assert out.returncode == 2 and "404" in out.stderr
+
+
+def test_cli_unload_and_load(start_server, small_repository):
+    server = start_server(small_repository)  # its own server: the demo one keeps its models
+    assert run_cli(server, "unload", "mlp_scorer").returncode == 0
+    assert server.get("/v2/models/mlp_scorer/ready").status_code == 503
+    out = run_cli(server, "load", "mlp_scorer")
+    assert out.returncode == 0, out.stderr
+    assert server.get("/v2/models/mlp_scorer/ready").status_code == 200
 
 
 def test_example_runs(demo_server):

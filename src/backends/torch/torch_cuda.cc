@@ -53,7 +53,7 @@ absl::Status EnsureTorchCudaLoaded() {
     // libraries loaded later (the TorchScript runtime's CUDA fusers) resolve against it.
     if (dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* error = dlerror();
-      outcome = absl::UnavailableError(StrCat(
+      outcome = absl::FailedPreconditionError(StrCat(
           "CUDA support could not be loaded from ", library.string(), ": ",
           error != nullptr ? error : "unknown error", " (this LibTorch may be a CPU-only build)"));
       return;
@@ -73,15 +73,15 @@ absl::Status CheckCudaDevice(const Device& device) {
   if (absl::Status loaded = EnsureTorchCudaLoaded(); !loaded.ok()) return loaded;
   const int count = VisibleCudaDevices();
   if (count == 0) {
-    return absl::UnavailableError(StrCat(
+    return absl::FailedPreconditionError(StrCat(
         "device '", device.ToString(), "': no CUDA device is visible to this process (",
         DriverPresent() ? "the NVIDIA driver is installed" : "no NVIDIA driver (libcuda.so.1)",
         "; ", VisibleDevicesSetting(), ")"));
   }
   if (device.index >= count) {
-    return absl::UnavailableError(StrCat("device '", device.ToString(), "': this process sees ",
-                                         count, " CUDA device(s), cuda:0 to cuda:", count - 1, " (",
-                                         VisibleDevicesSetting(), ")"));
+    return absl::FailedPreconditionError(
+        StrCat("device '", device.ToString(), "': this process sees ", count,
+               " CUDA device(s), cuda:0 to cuda:", count - 1, " (", VisibleDevicesSetting(), ")"));
   }
   return absl::OkStatus();
 }

@@ -27,7 +27,7 @@ TEST(TorchCudaTest, DeviceBeyondTheVisibleOnesIsRefusedWithTheCount) {
   const int visible = VisibleCudaDevices();
   const absl::Status status = CheckCudaDevice(Device{Device::Kind::kCuda, visible});
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   const std::string message(status.message());
   EXPECT_THAT(message, AllOf(HasSubstr("'cuda:" + std::to_string(visible) + "'"),
                              HasSubstr("CUDA_VISIBLE_DEVICES")));

@@ -324,11 +324,30 @@ void ModelManager::DropUnwanted(const std::string& name, ModelEntry& entry,
   }
 }
 
+namespace {
+
+bool SameSpecs(const std::vector<TensorSpec>& a, const std::vector<TensorSpec>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const TensorSpec& x, const TensorSpec& y) {
+                      return x.name == y.name && x.datatype == y.datatype && x.dims == y.dims;
+                    });
+}
+
+// Whether an engine model loaded for `a` serves `b` exactly as loading it for `b` would: the
+// backend checks (signature, precision, parameters) ran against `a`'s config at its load.
+bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
+  return a.parameters == b.parameters && a.precision == b.precision &&
+         a.max_batch_size == b.max_batch_size && SameSpecs(a.inputs, b.inputs) &&
+         SameSpecs(a.outputs, b.outputs);
+}
+
+}  // namespace
+
 std::shared_ptr<BackendModel> ModelManager::FindSharedWeights(const std::string& sha256,
                                                               const ModelEntry& entry) const {
   for (const auto& [name, other] : models_) {
     if (!other.config || other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry) ||
-        other.config->parameters != entry.config->parameters) {
+        !SameEngineConfig(*other.config, *entry.config)) {
       continue;
     }
     for (const auto& [version, v] : other.versions) {
