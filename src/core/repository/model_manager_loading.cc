@@ -183,9 +183,17 @@ void ModelManager::Reconcile(const std::string& name, bool force,
     if (!entry.config_status.ok()) {
       group->first_error = entry.config_status;
     } else if (entry.requested) {
+      const bool preserve_resources = entry.config->lifecycle.resource_preserving;
+      // resource_preserving: what is going away is unloaded before its replacement loads.
+      if (preserve_resources) DropUnwanted(name, entry, &dropped, &callbacks);
       for (int64_t version : entry.wanted) {
         VersionEntry& v = entry.versions[version];
-        if (v.state == ModelState::kReady) {
+        if (v.state == ModelState::kReady && changed && preserve_resources) {
+          UnloadVersion(name, version, v, ModelState::kUnloaded,
+                        "reloading with the new config (resource_preserving)", &dropped,
+                        &callbacks);
+          Enqueue(LoadJob{name, version, /*replace=*/false, group});
+        } else if (v.state == ModelState::kReady) {
           if (changed) Enqueue(LoadJob{name, version, /*replace=*/true, group});
         } else if (v.state != ModelState::kLoading && (force || !entry.lazy)) {
           Enqueue(LoadJob{name, version, /*replace=*/false, group});
@@ -254,8 +262,11 @@ absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
   }
   for (const auto& [name, entry] : models_) {
     if (DeviceOf(entry) != device) continue;
+    // A model's own served versions are never evicted for its new version: that would turn
+    // an availability-preserving swap into a gap in service (version_swap chooses that).
+    if (name == std::string_view(for_key).substr(0, for_key.rfind(':'))) continue;
     for (const auto& [version, v] : entry.versions) {
-      if (v.state != ModelState::kReady || Key(name, version) == for_key) continue;
+      if (v.state != ModelState::kReady) continue;
       // Evicting one of several holders of shared weights frees nothing.
       const bool shared = !v.sha256.empty() && holders[v.sha256] > 1;
       const bool busy = v.handle.use_count() > 1 || v.handle->in_flight() > 0;
