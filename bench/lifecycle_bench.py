@@ -144,7 +144,8 @@ def main() -> None:
                      f"| {r['warm_request_ms']:.1f} | {r['evict_and_reload_request_ms']:.0f} |")
     lines += ["", "Cold load (server) is the loader's own time: SHA-256 of the file, LibTorch load "
               "and freeze, warm-up run. The evict + reload request includes unloading the other "
-              "copy, purging the allocator, loading, warming up and the inference itself."]
+              "copy, purging the allocator, loading, warming up and the inference itself."
+              + """ The lazy first request runs on a fresh server whose first LibTorch load it is, so it also pays LibTorch's one-time start-up (~150 ms here: the gap between the small models' lazy first request and their cold load); a lazy model in a server that has loaded anything before costs about its cold load plus one request."""]
     (results_dir / f"{date}-lifecycle.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -140,8 +140,9 @@ absl::Status ParseTraffic(const Reader& reader, const YAML::Node& root, TrafficR
 }  // namespace
 
 const std::set<std::string>& LifecycleConfigKeys() {
-  static const auto* keys = new std::set<std::string>{
-      "version_policy", "load", "pin", "idle_unload_s", "sha256", "labels", "traffic"};
+  static const auto* keys =
+      new std::set<std::string>{"version_policy", "load",   "pin",     "idle_unload_s",
+                                "sha256",         "labels", "traffic", "version_swap"};
   return *keys;
 }
 
@@ -169,6 +170,14 @@ absl::StatusOr<LifecycleConfig> ParseLifecycleConfig(const YAML::Node& root,
     auto parsed = reader.Integer(idle, "idle_unload_s", 0, int64_t{365} * 24 * 3600);
     if (!parsed.ok()) return parsed.status();
     config.idle_unload_s = *parsed;
+  }
+  if (const YAML::Node swap = root["version_swap"]) {
+    if (!swap.IsScalar() ||
+        (swap.Scalar() != "availability_preserving" && swap.Scalar() != "resource_preserving")) {
+      return reader.Error("version_swap",
+                          "must be `availability_preserving` or `resource_preserving`");
+    }
+    config.resource_preserving = swap.Scalar() == "resource_preserving";
   }
   if (const YAML::Node digests = root["sha256"]) {
     auto parsed = ParseDigests(reader, digests);

@@ -5,6 +5,7 @@
 //   load: lazy                     # eager (default): at start; lazy: on the first request
 //   pin: true                      # never evicted to make room for another model
 //   idle_unload_s: 600             # unloaded after this long without a request (0: never)
+//   version_swap: resource_preserving  # default availability_preserving (see LifecycleConfig)
 //   sha256: {1: 3b0c...}           # version -> SHA-256 of <version>/<model file>
 //   labels: {stable: 1, canary: 2}
 //   traffic: {stable: 90, canary: 10}
@@ -30,6 +31,10 @@ struct LifecycleConfig {
   bool lazy = false;
   bool pin = false;
   int64_t idle_unload_s = 0;
+  // availability_preserving (default): a new version (or config) loads while the old one
+  // serves, so memory briefly holds both. resource_preserving: the old one is unloaded
+  // first; requests arriving in between wait for the new one (bounded by their timeout).
+  bool resource_preserving = false;
   std::map<int64_t, std::string> sha256;  // version -> lowercase hex digest
   TrafficRules traffic;
 };

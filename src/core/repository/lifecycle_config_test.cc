@@ -65,12 +65,14 @@ TEST(LifecycleConfigTest, AcceptsAllAndLatestN) {
   EXPECT_EQ(Parse("version_policy: all\n")->lifecycle.version_policy.kind,
             VersionPolicy::Kind::kAll);
   EXPECT_EQ(Parse("version_policy: {latest: 2}\n")->lifecycle.version_policy.latest, 2);
+  EXPECT_TRUE(Parse("version_swap: resource_preserving\n")->lifecycle.resource_preserving);
 }
 
 TEST(LifecycleConfigTest, RejectsBadValuesNamingTheField) {
   EXPECT_THAT(ErrorOf("version_policy: newest\n"), HasSubstr("version_policy: must be `all`"));
   EXPECT_THAT(ErrorOf("version_policy: {latest: 0}\n"), HasSubstr("version_policy.latest"));
   EXPECT_THAT(ErrorOf("load: later\n"), HasSubstr("load: must be `eager`"));
+  EXPECT_THAT(ErrorOf("version_swap: fast\n"), HasSubstr("version_swap: must be"));
   EXPECT_THAT(ErrorOf("pin: yes\n"), HasSubstr("pin: must be true or false"));
   EXPECT_THAT(ErrorOf("sha256: {1: abc}\n"), HasSubstr("sha256.1: must be 64 hexadecimal"));
   EXPECT_THAT(ErrorOf("labels: {stable: one}\n"), HasSubstr("labels.stable: must be a version"));

@@ -310,7 +310,7 @@ absl::Status ModelManager::Unload(std::string_view name) {
     counters_.unloads += dropped.size();
   }
   for (auto& callback : callbacks) callback();
-  Release(&dropped);
+  ReleaseLater(&dropped);
   return absl::OkStatus();
 }
 
@@ -473,6 +473,7 @@ void ModelManager::StopAll() {
       }
     }
     jobs_.clear();
+    handles.swap(graveyard_);
     for (auto& [name, entry] : models_) {
       for (auto& [version, v] : entry.versions) {
         if (v.handle) handles.push_back(v.handle);

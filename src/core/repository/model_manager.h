@@ -223,6 +223,9 @@ class ModelManager {
   static std::string DeviceOf(const ModelEntry& entry);
   // Releases dropped models and returns their memory to the kernel.
   static void Release(std::vector<ModelHandle>* dropped);
+  // Hands dropped models to the housekeeping thread to release: the caller may be an I/O
+  // thread, and a model's last release waits for its queued requests.
+  void ReleaseLater(std::vector<ModelHandle>* dropped) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::filesystem::path repository_;
   const std::vector<std::unique_ptr<Backend>> backends_;
@@ -235,6 +238,7 @@ class ModelManager {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool scanned_ ABSL_GUARDED_BY(mu_) = false;
   LifecycleCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::vector<ModelHandle> graveyard_ ABSL_GUARDED_BY(mu_);  // see ReleaseLater
   std::mt19937_64 random_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
 
   std::thread loader_;

@@ -264,6 +264,23 @@ TEST_F(ModelLifecycleTest, NewVersionIsServedOnlyOnceLoadedAndTheOldOneIsThenDro
   EXPECT_EQ(old->version(), 1) << "a handle keeps its version alive";
 }
 
+TEST_F(ModelLifecycleTest, ResourcePreservingSwapFitsWhereAnAvailabilityPreservingOneCannot) {
+  // A budget for one version: keeping the old one while the new one loads cannot fit.
+  AddModel("keep", {1});
+  AddModel("swap", {1}, 100, "version_swap: resource_preserving\npin: true\n");
+  Start(Budget(250));
+  WriteVersion("keep", 2, 100);
+  WriteVersion("swap", 2, 100);
+  const absl::Status keep = manager_->Load("keep");
+  EXPECT_EQ(keep.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(keep.message()), HasSubstr("memory budget"));
+  EXPECT_EQ(AcquireForInference("keep").value()->version(), 1) << "still serving";
+
+  ASSERT_TRUE(manager_->Load("swap").ok());
+  EXPECT_EQ(AcquireForInference("swap").value()->version(), 2);
+  EXPECT_EQ(manager_->Acquire("swap", 1).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(ModelLifecycleTest, FailedLoadOfANewVersionKeepsTheOldOneServing) {
   AddModel("m", {1});
   Start();

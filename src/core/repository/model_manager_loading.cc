@@ -33,6 +33,14 @@ absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
 
 std::string Key(std::string_view name, int64_t version) { return StrCat(name, ":", version); }
 
+// A copy that shares no reference count with `status`: the loader thread drops its own
+// copies while the caller reads this one, and Debian's Abseil (not built for
+// ThreadSanitizer) hides its atomic reference counting from TSan.
+absl::Status Detached(const absl::Status& status) {
+  return status.ok() ? absl::OkStatus()
+                     : absl::Status(status.code(), std::string(status.message()));
+}
+
 uint64_t FileBytes(const std::filesystem::path& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -72,6 +80,14 @@ void ModelManager::Release(std::vector<ModelHandle>* dropped) {
   // unless a request still holds it (then when that request ends).
   dropped->clear();
   ReleaseFreedMemory();
+}
+
+void ModelManager::ReleaseLater(std::vector<ModelHandle>* dropped) {
+  if (dropped->empty()) return;
+  MutexLock lock(&mu_);
+  for (ModelHandle& handle : *dropped) graveyard_.push_back(std::move(handle));
+  dropped->clear();
+  work_.NotifyAll();
 }
 
 void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
@@ -167,9 +183,17 @@ void ModelManager::Reconcile(const std::string& name, bool force,
     if (!entry.config_status.ok()) {
       group->first_error = entry.config_status;
     } else if (entry.requested) {
+      const bool preserve_resources = entry.config->lifecycle.resource_preserving;
+      // resource_preserving: what is going away is unloaded before its replacement loads.
+      if (preserve_resources) DropUnwanted(name, entry, &dropped, &callbacks);
       for (int64_t version : entry.wanted) {
         VersionEntry& v = entry.versions[version];
-        if (v.state == ModelState::kReady) {
+        if (v.state == ModelState::kReady && changed && preserve_resources) {
+          UnloadVersion(name, version, v, ModelState::kUnloaded,
+                        "reloading with the new config (resource_preserving)", &dropped,
+                        &callbacks);
+          Enqueue(LoadJob{name, version, /*replace=*/false, group});
+        } else if (v.state == ModelState::kReady) {
           if (changed) Enqueue(LoadJob{name, version, /*replace=*/true, group});
         } else if (v.state != ModelState::kLoading && (force || !entry.lazy)) {
           Enqueue(LoadJob{name, version, /*replace=*/false, group});
@@ -182,8 +206,8 @@ void ModelManager::Reconcile(const std::string& name, bool force,
     if (nothing_queued) DropUnwanted(name, entry, &dropped, &callbacks);
   }
   for (auto& callback : callbacks) callback();
-  Release(&dropped);
-  if (nothing_queued) group->done(group->first_error);
+  ReleaseLater(&dropped);
+  if (nothing_queued) group->done(Detached(group->first_error));
 }
 
 void ModelManager::OnRepositoryChange(const std::string& name, const std::vector<int64_t>& stable) {
@@ -238,8 +262,11 @@ absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
   }
   for (const auto& [name, entry] : models_) {
     if (DeviceOf(entry) != device) continue;
+    // A model's own served versions are never evicted for its new version: that would turn
+    // an availability-preserving swap into a gap in service (version_swap chooses that).
+    if (name == std::string_view(for_key).substr(0, for_key.rfind(':'))) continue;
     for (const auto& [version, v] : entry.versions) {
-      if (v.state != ModelState::kReady || Key(name, version) == for_key) continue;
+      if (v.state != ModelState::kReady) continue;
       // Evicting one of several holders of shared weights frees nothing.
       const bool shared = !v.sha256.empty() && holders[v.sha256] > 1;
       const bool busy = v.handle.use_count() > 1 || v.handle->in_flight() > 0;
@@ -507,7 +534,10 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
     if (job.group) {
       if (!failure.ok() && job.group->first_error.ok()) job.group->first_error = failure;
       if (--job.group->pending == 0) {
-        callbacks.push_back([group = job.group] { group->done(group->first_error); });
+        callbacks.push_back(
+            [group = job.group, status = Detached(job.group->first_error)]() mutable {
+              group->done(std::move(status));
+            });
       }
     }
   }
@@ -527,6 +557,7 @@ void ModelManager::HousekeepingLoop() {
       work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
                       [&] { return stopping_; });
       if (stopping_) return;
+      dropped.swap(graveyard_);
       const TimePoint now = options_.time->Now();
       for (auto& [name, entry] : models_) {
         const int64_t idle_s = entry.config ? entry.config->lifecycle.idle_unload_s : 0;
