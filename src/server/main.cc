@@ -116,8 +116,10 @@ int Run(const ServerOptions& options) {
                         .port = options.grpc_port,
                         .max_message_bytes = options.max_request_bytes,
                         .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s)},
-      GrpcContext{
-          .models = &models, .server_version = std::string(kInferdVersion), .draining = &draining});
+      GrpcContext{.models = &models,
+                  .server_version = std::string(kInferdVersion),
+                  .draining = &draining,
+                  .recorder = &recorder});
   if (absl::Status started = grpc_server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;

@@ -226,3 +226,18 @@ def test_repository_unload_and_load_change_what_is_served(start_server, small_re
             own.RepositoryModelLoad(pb.RepositoryModelLoadRequest(model_name="no_such_model"))
         assert error.value.code() == grpc.StatusCode.NOT_FOUND, error.value.details()
         assert "no_such_model" in error.value.details()
+
+
+def test_lazy_model_loads_on_its_first_grpc_request_and_is_counted(start_server,
+                                                                   small_repository):
+    server = start_server(small_repository, "--lazy-load")
+    assert server.get("/v2/models/mlp_scorer/ready").status_code == 503  # not loaded yet
+    with grpc.insecure_channel(f"127.0.0.1:{server.grpc_port}") as ch:
+        grpc.channel_ready_future(ch).result(timeout=30)
+        own = pb_grpc.GRPCInferenceServiceStub(ch)
+        answer = own.ModelInfer(mlp_request(np.ones((2, 256), np.float32)), timeout=60)
+    assert len(answer.raw_output_contents[0]) == 2 * 4
+    assert server.get("/v2/models/mlp_scorer/ready").status_code == 200
+    metrics = server.get("/metrics").text
+    assert 'inferd_requests_total{model="mlp_scorer",outcome="success",version="1"} 1' in metrics, \
+        [line for line in metrics.splitlines() if line.startswith("inferd_requests_total")]

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/repository/model_manager.h"
+#include "observability/request_recorder.h"
 
 namespace inferd {
 
@@ -14,6 +15,8 @@ struct GrpcContext {
   std::string server_version;
   // Set once shutdown begins: ServerReady turns false (as HTTP's /v2/health/ready does).
   const std::atomic<bool>* draining = nullptr;
+  // Records every ModelInfer outcome (metrics, access log) as HTTP requests are; optional.
+  RequestRecorder* recorder = nullptr;
 };
 
 }  // namespace inferd
