@@ -7,4 +7,10 @@ const TimeSource* RealTime() {
   return source;
 }
 
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace inferd

@@ -4,6 +4,7 @@
 #define INFERD_COMMON_CLOCK_H_
 
 #include <chrono>
+#include <cstdint>
 
 namespace inferd {
 
@@ -24,6 +25,9 @@ class RealTimeSource : public TimeSource {
 
 // The process-wide real time source.
 const TimeSource* RealTime();
+
+// Milliseconds since the Unix epoch, for timestamps people read (not for measuring).
+int64_t WallClockMs();
 
 }  // namespace inferd
 

@@ -13,12 +13,6 @@
 namespace inferd {
 namespace {
 
-int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void WriteString(rapidjson::Writer<rapidjson::StringBuffer>& writer, std::string_view text) {
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }

@@ -3,16 +3,6 @@
 #include "core/model_observer.h"
 
 namespace inferd {
-namespace {
-
-int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 void ModelStats::RecordExecution(int64_t rows, const BatchTimes& times) {
   if (observer_) observer_->OnBatchExecuted(rows, times);
   MutexLock lock(&mu_);
