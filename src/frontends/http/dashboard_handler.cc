@@ -8,7 +8,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/clock.h"
 #include "common/strings.h"
+#include "frontends/http/index_row.h"
 
 namespace inferd {
 namespace {
@@ -98,9 +100,7 @@ HttpReply HandleDashboardData(const HandlerContext& ctx) {
   Writer writer(buffer);
   writer.StartObject();
   writer.Key("time_ms");
-  writer.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());
+  writer.Int64(WallClockMs());
   writer.Key("server_version");
   WriteString(writer, ctx.server_version);
 
@@ -109,16 +109,7 @@ HttpReply HandleDashboardData(const HandlerContext& ctx) {
   const std::vector<ModelHandle> ready = ctx.models->ReadyModels();
   for (const ModelStatus& status : ctx.models->Index()) {
     writer.StartObject();
-    writer.Key("name");
-    WriteString(writer, status.name);
-    if (status.version) {
-      writer.Key("version");
-      WriteString(writer, std::to_string(*status.version));
-    }
-    writer.Key("state");
-    WriteString(writer, ModelStateName(status.state));
-    writer.Key("reason");
-    WriteString(writer, status.reason);
+    WriteIndexRowFields(status, writer);
     for (const ModelHandle& model : ready) {
       if (model->name() == status.name && status.version && model->version() == *status.version) {
         writer.Key("queue_depth");

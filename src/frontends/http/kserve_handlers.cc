@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "frontends/http/index_row.h"
 #include "frontends/http/infer_body.h"
 #include "frontends/http/json_tensor_codec.h"
 #include "frontends/http/kserve_codec.h"
@@ -123,16 +124,7 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
   writer.StartArray();
   for (const ModelStatus& status : ctx.models->Index()) {
     writer.StartObject();
-    writer.Key("name");
-    WriteString(writer, status.name);
-    if (status.version) {
-      writer.Key("version");
-      WriteString(writer, std::to_string(*status.version));
-    }
-    writer.Key("state");
-    WriteString(writer, ModelStateName(status.state));
-    writer.Key("reason");
-    WriteString(writer, status.reason);
+    WriteIndexRowFields(status, writer);
     writer.EndObject();
   }
   writer.EndArray();
