@@ -254,12 +254,14 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
   return batching;
 }
 
-absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::Node& node) {
+absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::Node& node,
+                                       const ConfigDefaults& defaults) {
   QueueConfig queue;
+  queue.busy_poll_us = defaults.busy_poll_us;
   if (!node || node.IsNull()) return queue;
   RETURN_IF_ERROR(reader.CheckKeys(node, "queue",
                                    {"priority_levels", "default_priority_level", "max_queue_size",
-                                    "default_timeout_us", "timeout_status"}));
+                                    "default_timeout_us", "timeout_status", "busy_poll_us"}));
   if (node["priority_levels"]) {
     ASSIGN_OR_RETURN(int64_t levels,
                      reader.IntegerIn(node["priority_levels"], "queue.priority_levels", 1, 16));
@@ -287,6 +289,10 @@ absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::No
       return reader.Error("queue.timeout_status", StrCat("must be 504 or 429, got ", status));
     }
     queue.timeout_status = static_cast<int>(status);
+  }
+  if (node["busy_poll_us"]) {
+    ASSIGN_OR_RETURN(queue.busy_poll_us,
+                     reader.IntegerIn(node["busy_poll_us"], "queue.busy_poll_us", 0, 10'000));
   }
   return queue;
 }
@@ -321,7 +327,7 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                    ParseInstances(reader, root["instances"], defaults.instance_count));
   ASSIGN_OR_RETURN(config.dynamic_batching,
                    ParseDynamicBatching(reader, root["dynamic_batching"], config.max_batch_size));
-  ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"]));
+  ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"], defaults));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
   if (root["precision"]) {
     ASSIGN_OR_RETURN(std::string precision, reader.String(root["precision"], "precision"));

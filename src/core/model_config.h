@@ -55,6 +55,8 @@ struct QueueConfig {
   int64_t max_queue_size = 0;      // 0: unbounded; else a full queue answers 429
   int64_t default_timeout_us = 0;  // 0: no deadline unless the request sets one
   int timeout_status = 504;        // what an expired request gets: 504 or 429
+  // How long an idle instance watches this queue before it sleeps (common/busy_poll.h).
+  int64_t busy_poll_us = 0;
 
   int default_priority() const {
     return default_priority_level > 0 ? default_priority_level : priority_levels;
@@ -62,10 +64,11 @@ struct QueueConfig {
 };
 
 // Defaults for fields a config.yaml leaves out, from the environment (BATCH_SIZE,
-// MAX_WORKERS, as the seed deploys them); a config's own values always win.
+// MAX_WORKERS, as the seed deploys them) and flags; a config's own values always win.
 struct ConfigDefaults {
   int max_batch_size = 0;
   int instance_count = 1;
+  int64_t busy_poll_us = 0;  // --busy-poll-us
 };
 
 struct ModelConfig {

@@ -418,6 +418,18 @@ TEST(ModelConfigTest, RejectsTimeoutStatusOtherThan504Or429) {
                     HasSubstr("got 500")));
 }
 
+TEST(ModelConfigTest, BusyPollComesFromTheServerUnlessTheConfigSetsIt) {
+  const ConfigDefaults defaults{.busy_poll_us = 100};
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(Batched(""), "m", kSource, defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->queue.busy_poll_us, 100);
+  config = ParseModelConfig(Batched("queue: {busy_poll_us: 0}\n"), "m", kSource, defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->queue.busy_poll_us, 0);
+  EXPECT_THAT(ErrorOf(Batched("queue: {busy_poll_us: 20000}\n")),
+              HasSubstr("queue.busy_poll_us: must be in 0..10000, got 20000"));
+}
+
 TEST(ModelConfigTest, RejectsUnknownKeysInBatchingSections) {
   EXPECT_THAT(ErrorOf(Batched("queue: {max_size: 3}\n")),
               AllOf(StartsWith(kSource), HasSubstr("queue.max_size: unknown field"),

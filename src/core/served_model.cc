@@ -16,6 +16,7 @@ SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version
   options.batch_policy = std::move(policy);
   options.queue = config.queue;
   options.preserve_ordering = config.dynamic_batching.preserve_ordering;
+  options.busy_poll = std::chrono::microseconds(config.queue.busy_poll_us);
   return options;
 }
 

@@ -9,7 +9,8 @@ namespace inferd {
 absl::StatusOr<ModelManagerOptions> LifecycleOptionsFrom(const ServerOptions& options) {
   ModelManagerOptions lifecycle;
   lifecycle.defaults = ConfigDefaults{.max_batch_size = options.default_max_batch_size,
-                                      .instance_count = options.default_instances};
+                                      .instance_count = options.default_instances,
+                                      .busy_poll_us = options.busy_poll_us};
   lifecycle.control = options.model_control == "explicit" ? ModelControl::kExplicit
                       : options.model_control == "watch"  ? ModelControl::kWatch
                                                           : ModelControl::kNone;

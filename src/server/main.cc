@@ -133,6 +133,7 @@ int Run(const ServerOptions& options) {
   http.max_request_bytes = options.max_request_bytes;
   http.drain_timeout = std::chrono::seconds(options.shutdown_timeout_s);
   http.recorder = &recorder;
+  http.busy_poll = std::chrono::microseconds(options.busy_poll_us);
   HttpServer server(http, &router, &draining);
   if (absl::Status started = server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));

@@ -77,6 +77,13 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_INTRA_OP_THREADS")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app.add_option("--busy-poll-us", options.busy_poll_us,
+                 "Microseconds an idle HTTP I/O thread or model instance keeps watching for "
+                 "work before it sleeps: lower latency at low load for some idle CPU (0: off; "
+                 "a model's queue.busy_poll_us overrides it)")
+      ->envname("INFERD_BUSY_POLL_US")
+      ->check(CLI::Range(0, 10'000))
+      ->capture_default_str();
   app.add_option("--shutdown-timeout", options.shutdown_timeout_s,
                  "Seconds SIGTERM waits for in-flight requests")
       ->envname("INFERD_SHUTDOWN_TIMEOUT")

@@ -20,6 +20,8 @@ struct ServerOptions {
   std::string default_model;
   std::string log_level = "info";
   int intra_op_threads = 0;  // 0: one per available core
+  // How long idle I/O threads and model instances watch for work before sleeping.
+  int busy_poll_us = 100;
   int shutdown_timeout_s = 30;
   // Defaults for configs that leave these out (the seed's BATCH_SIZE and MAX_WORKERS).
   int default_max_batch_size = 0;

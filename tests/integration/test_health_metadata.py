@@ -1,5 +1,7 @@
 """KServe v2 health, server and model metadata, repository index, and routing errors."""
 
+import http.client
+
 import pytest
 
 from inferd_harness import DEMO_METADATA, DEMO_MODEL_NAMES, assert_error, sample_request
@@ -155,3 +157,21 @@ def test_non_numeric_version_is_400(demo_server, version, suffix):
     else:
         resp = demo_server.get(path)
     assert_error(resp, 400, version)
+
+
+def test_head_reply_has_no_body_and_the_connection_stays_usable(demo_server):
+    """A reply to HEAD announces its length but sends no body (RFC 9110 9.3.2); bytes after
+    the head would be read as the start of the next reply on the same connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", demo_server.port, timeout=10)
+    try:
+        conn.request("HEAD", "/v2/health/live")
+        head = conn.getresponse()
+        assert head.status == 405
+        assert int(head.getheader("Content-Length")) > 0
+        assert head.read() == b""
+        conn.request("GET", "/v2/health/live")
+        live = conn.getresponse()
+        assert live.status == 200
+        assert live.read() == b'{"live":true}'
+    finally:
+        conn.close()

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "common/busy_poll.h"
 #include "common/strings.h"
 #include "core/scheduling/batch_assembly.h"
 
@@ -146,8 +147,15 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
 
     // Deadlines are the watcher's job; an instance waits for arrivals or the batch delay.
     const std::optional<TimePoint> wake = plan.decide_again_at;
-    const uint64_t seen = queue_version_;
-    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_version_ != seen; };
+    const uint64_t seen = queue_version_.load(std::memory_order_relaxed);
+    auto changed = [&] { return queue_version_.load(std::memory_order_acquire) != seen; };
+    if (!wake && options_.busy_poll > Duration::zero()) {
+      // Watch for the next arrival without the lock before paying for a sleep and wake-up.
+      mu_.Unlock();
+      const bool arrived = BusyPoll(options_.busy_poll, changed);
+      mu_.Lock();
+      if (arrived) continue;
+    }
     if (wake) {
       // Deadlines are in the injected time source's terms; wait the same span in real time.
       work_changed_.WaitUntil(&mu_, Clock::now() + (*wake - now), changed);

@@ -13,6 +13,7 @@
 #ifndef INFERD_CORE_SCHEDULING_SCHEDULER_H_
 #define INFERD_CORE_SCHEDULING_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -38,6 +39,9 @@ struct SchedulerOptions {
   BatchPolicy batch_policy;
   QueueConfig queue;
   bool preserve_ordering = false;
+  // How long an idle instance watches the queue before it sleeps (common/busy_poll.h);
+  // measured in real time even with an injected time source. Zero: sleep at once.
+  Duration busy_poll = Duration::zero();
   const TimeSource* time = RealTime();
 };
 
@@ -90,7 +94,9 @@ class Scheduler {
   CondVar work_changed_;
   RequestQueue queue_ ABSL_GUARDED_BY(mu_);
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t queue_version_ ABSL_GUARDED_BY(mu_) = 0;  // bumped on every arrival and on Stop
+  // Bumped under mu_ on every arrival and on Stop; atomic so that a busy-polling instance
+  // can watch it without taking the lock.
+  std::atomic<uint64_t> queue_version_{0};
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
   // The deadline watcher sleeps until `watcher_wake_at_` (max: no deadline queued); an

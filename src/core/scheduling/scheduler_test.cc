@@ -1,5 +1,7 @@
 #include "core/scheduling/scheduler.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <utility>
@@ -239,6 +241,69 @@ TEST(SchedulerTest, InstancesExecuteConcurrently) {
   }
   const std::vector<Completions::Entry> entries = completions.entries();
   EXPECT_NE(entries[0].thread, entries[1].thread);
+}
+
+// --- busy polling ---------------------------------------------------------------------------
+
+// Instances that watch the queue without its lock (a budget far longer than the test, so
+// they are polling whenever they are not executing) still answer every request with its own
+// output; run under ThreadSanitizer by scripts/tsan-tests.
+TEST(SchedulerTest, BusyPollingInstancesAnswerEveryRequestExactlyOnce) {
+  const ModelConfig config = TestConfig(/*instances=*/2);
+  FakeModel model;
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options("m:1", 2);
+  options.busy_poll = std::chrono::hours(1);
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 250;
+  std::vector<std::thread> clients;
+  for (int t = 0; t < kThreads; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const int n = t * kPerThread + i;
+        scheduler.Enqueue(MakeRequest(std::to_string(n), {static_cast<float>(n)}, completions));
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  ASSERT_TRUE(completions.WaitFor(kThreads * kPerThread));
+
+  std::vector<int> answered(kThreads * kPerThread, 0);
+  for (const Completions::Entry& entry : completions.entries()) {
+    ASSERT_TRUE(entry.response.status.ok()) << entry.response.status;
+    const int n = std::stoi(entry.id);
+    ++answered[n];
+    EXPECT_THAT(Floats(entry.response.outputs[0].tensor), ElementsAre(2.0f * n));
+  }
+  for (int n = 0; n < kThreads * kPerThread; ++n) EXPECT_EQ(answered[n], 1) << "request " << n;
+}
+
+// Stop must reach an instance that is polling rather than waiting on the condition variable.
+TEST(SchedulerTest, StopEndsBusyPollingAtOnce) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options();
+  options.busy_poll = std::chrono::hours(1);
+  Scheduler scheduler(options, &config, &model, &stats);
+  scheduler.Enqueue(MakeRequest("a", {1.0f}, completions));
+  ASSERT_TRUE(completions.WaitFor(1));  // the instance now polls for the next request
+
+  Event stopped;
+  std::thread stopper([&] {
+    scheduler.Stop();
+    stopped.Notify();
+  });
+  if (!stopped.WaitWithTimeout(kHangTimeout)) {
+    // The stopper cannot be joined nor abandoned while the scheduler lives: end the run.
+    std::fprintf(stderr, "Stop() did not return within 10 s: it waits for a polling instance\n");
+    std::abort();
+  }
+  stopper.join();
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "common/busy_poll.h"
 #include "common/strings.h"
 #include "frontends/http/http_session.h"
 
@@ -60,7 +61,7 @@ class HttpServer::Impl {
       threads_.emplace_back([this, i] {
         const std::string name = StrCat("http-io#", i);
         pthread_setname_np(pthread_self(), name.c_str());
-        io_.run();
+        RunIoThread();
       });
     }
     return absl::OkStatus();
@@ -103,6 +104,19 @@ class HttpServer::Impl {
                              }
                              Accept();
                            });
+  }
+
+  void RunIoThread() {
+    if (options_.busy_poll <= std::chrono::microseconds::zero()) {
+      io_.run();
+      return;
+    }
+    // poll() runs whatever is ready (checking the sockets without blocking); only after a
+    // whole budget with nothing to do does the thread block in run_one().
+    while (!io_.stopped()) {
+      if (BusyPoll(options_.busy_poll, [this] { return io_.poll() > 0; })) continue;
+      io_.run_one();
+    }
   }
 
   void StopThreads() {

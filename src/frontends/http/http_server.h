@@ -30,6 +30,9 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{120};  // a keep-alive connection with no request
   std::chrono::seconds drain_timeout{30};  // how long Shutdown waits for in-flight requests
   RequestRecorder* recorder = nullptr;     // metrics and access log per request; null: none
+  // How long an I/O thread with nothing to do keeps polling before it blocks in epoll
+  // (common/busy_poll.h): a reply from a model instance is then written without a wake-up.
+  std::chrono::microseconds busy_poll{0};
 };
 
 class HttpServer {

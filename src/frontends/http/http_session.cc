@@ -1,14 +1,17 @@
 #include "frontends/http/http_session.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 
 #include "common/strings.h"
+#include "frontends/http/response_head.h"
 #include "observability/request_id.h"
 #include "observability/request_outcome.h"
 
@@ -133,6 +136,7 @@ void HttpSession::OnBody(beast::error_code ec) {
   request_counted_ = true;
   http::request<http::string_body>& request = parser_->get();
   keep_alive_ = request.keep_alive();
+  head_request_ = request.method() == http::verb::head;
   const std::string_view target(request.target().data(), request.target().size());
   const size_t question = target.find('?');
 
@@ -188,20 +192,17 @@ void HttpSession::FinishRecord(HttpReply& reply) {
 
 void HttpSession::WriteReply(HttpReply reply) {
   FinishRecord(reply);
-  response_ = {};
   const unsigned version = parser_->get().version();
-  response_.version(version != 0 ? version : 11);
-  response_.result(reply.status);
-  response_.set(http::field::server, "inferd");
-  response_.set(http::field::content_type, reply.content_type);
-  for (auto& [name, value] : reply.headers) response_.set(name, value);
   // While draining, tell clients to reconnect elsewhere instead of reusing this connection.
   if (shared_->draining->load()) keep_alive_ = false;
-  response_.keep_alive(keep_alive_);
-  response_.body() = std::move(reply.body);
-  response_.prepare_payload();
+  WriteResponseHead(reply, version != 0 ? version : 11, keep_alive_, &response_head_);
+  response_body_ = std::move(reply.body);
+  // A reply to HEAD announces its body's length but carries no body.
+  const std::array<asio::const_buffer, 2> buffers{
+      asio::buffer(response_head_),
+      head_request_ ? asio::const_buffer() : asio::buffer(response_body_)};
   stream_.expires_after(kWriteTimeout);
-  http::async_write(stream_, response_, [self = shared_from_this()](beast::error_code ec, size_t) {
+  asio::async_write(stream_, buffers, [self = shared_from_this()](beast::error_code ec, size_t) {
     self->OnWrite(ec);
   });
 }
@@ -211,9 +212,10 @@ void HttpSession::OnWrite(beast::error_code ec) {
     request_counted_ = false;
     shared_->in_flight.fetch_sub(1);
   }
-  // The parser is no longer needed once the reply is out; free the body now, and give back
-  // a large read buffer so that idle keep-alive connections stay small.
+  // The parser is no longer needed once the reply is out; free both bodies now, and give
+  // back a large read buffer so that idle keep-alive connections stay small.
   parser_.reset();
+  std::string().swap(response_body_);
   if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
     buffer_.shrink_to_fit();
     buffer_.reserve(kSmallBody);
@@ -224,6 +226,7 @@ void HttpSession::OnWrite(beast::error_code ec) {
 
 void HttpSession::RejectAndClose(HttpReply reply) {
   keep_alive_ = false;
+  head_request_ = false;
   shared_->in_flight.fetch_add(1);
   request_counted_ = true;
   if (!parser_) parser_.emplace();

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -59,9 +60,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-  boost::beast::http::response<boost::beast::http::string_body> response_;
+  std::string response_head_;  // reused: the status line and header fields
+  std::string response_body_;
   SessionShared* const shared_;
   bool keep_alive_ = false;
+  bool head_request_ = false;
   bool request_counted_ = false;
   RequestRecord record_;
   // Starts the record of a request that has been read (or rejected while reading).
