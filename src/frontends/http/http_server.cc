@@ -112,9 +112,17 @@ class HttpServer::Impl {
       return;
     }
     // poll() runs whatever is ready (checking the sockets without blocking); only after a
-    // whole budget with nothing to do does the thread block in run_one().
+    // whole budget with nothing to do does the thread block in run_one(). It polls only
+    // while at most one request is in flight: then the reply or the client's next request
+    // is all it waits for, and the model runs on another core. With many requests in flight
+    // traffic wakes it soon anyway, and a polling I/O thread took the core the model's
+    // intra-op threads needed (mlp_scorer without batching, 64 clients: 25k -> 21k req/s,
+    // bench/results/2026-11-30-busy-poll.md).
     while (!io_.stopped()) {
-      if (BusyPoll(options_.busy_poll, [this] { return io_.poll() > 0; })) continue;
+      if (shared_.in_flight.load(std::memory_order_relaxed) <= 1 &&
+          BusyPoll(options_.busy_poll, [this] { return io_.poll() > 0; })) {
+        continue;
+      }
       io_.run_one();
     }
   }
