@@ -2,13 +2,13 @@
 // short while before it goes to sleep.
 //
 // Handing a request to a sleeping thread costs a futex wake-up and a context switch, and the
-// woken thread starts on cold caches. On this project's 2-core machine that was ~25 µs for
-// each of a request's two hand-offs (I/O thread -> model instance -> I/O thread) plus ~15 µs
-// of a slower forward pass, about 90 of the 135 µs inferd added to a 39 µs model at
-// concurrency 1 (bench/results/2026-11-30-busy-poll.md). Watching for ~100 µs removes most
-// of it. The price is CPU while the server is nearly idle, bounded by the budget after each
-// piece of work; under load a thread finds work at once and never spins. `--busy-poll-us 0`
-// turns it off for deployments that count every idle cycle.
+// woken thread starts on cold caches. A request crosses two hand-offs (I/O thread -> model
+// instance -> I/O thread); on this project's 2-core machine polling for 100 µs instead cut
+// what inferd added to a 39 µs model at concurrency 1 from 122 to 32 µs
+// (bench/results/2026-11-30-busy-poll.md). The price is CPU while the server is nearly
+// idle, bounded by the budget after each piece of work; under load a thread finds work at
+// once and never spins. `--busy-poll-us 0` turns it off for deployments that count every
+// idle cycle.
 #ifndef INFERD_COMMON_BUSY_POLL_H_
 #define INFERD_COMMON_BUSY_POLL_H_
 
