@@ -7,7 +7,9 @@ keys, so the rows compare batching and nothing else:
 
   * nobatch  — the demo config as is;
   * batch    — `max_batch_size` B and `dynamic_batching: {max_queue_delay_us: D}`;
-  * autotune — `max_batch_size` B and `dynamic_batching: {auto_tune: true, latency_slo_ms: S}`.
+  * autotune — `max_batch_size` B and `dynamic_batching: {auto_tune: true, latency_slo_ms: S}`;
+  * autotune-1t — autotune with `parameters: {intra_op_threads: 1}`: one LibTorch thread per
+    forward pass, leaving the other cores to the I/O thread and the load generator.
 
 The YAML is edited as text (no YAML parser in the venv; the demo configs are flat and
 written by scripts/setup). A binary that does not know `dynamic_batching` loads the model
@@ -31,7 +33,7 @@ import servers
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
-VARIANTS = ("nobatch", "batch", "autotune")
+VARIANTS = ("nobatch", "batch", "autotune", "autotune-1t")
 
 
 def config_text(demo: str, variant: str, max_batch: int, delay_us: int, slo_ms: float,
@@ -41,7 +43,7 @@ def config_text(demo: str, variant: str, max_batch: int, delay_us: int, slo_ms: 
         return demo
     if variant == "batch":
         block = f"dynamic_batching:\n  max_queue_delay_us: {delay_us}\n"
-    elif variant == "autotune":
+    elif variant in ("autotune", "autotune-1t"):
         block = f"dynamic_batching:\n  auto_tune: true\n  latency_slo_ms: {slo_ms:g}\n"
     else:
         raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
@@ -49,6 +51,11 @@ def config_text(demo: str, variant: str, max_batch: int, delay_us: int, slo_ms: 
                           demo, count=1)
     if not found:
         text = demo.rstrip("\n") + f"\nmax_batch_size: {max_batch}\n" + block
+    if variant == "autotune-1t":
+        text, found = re.subn(r"(?m)^parameters: \{\}$", "parameters: {intra_op_threads: 1}",
+                              text, count=1)
+        if not found:
+            raise ValueError("autotune-1t needs a config with 'parameters: {}' to rewrite")
     if instances > 0:
         text = re.sub(r"(?m)^(\s*-\s*\{?\s*count:\s*)\d+", rf"\g<1>{instances}", text)
     return text

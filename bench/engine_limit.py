@@ -4,8 +4,8 @@
 inferd's speed only means something next to what the engine alone can do (DESIGN.md,
 "Measuring"), so this script loads the model the way inferd's torch backend does (same
 LibTorch, `eval()`, `torch.jit.freeze` unless config.yaml says `freeze: false`,
-`optimize_for_inference` only if it says so, intra-op threads = CPUs this process may run
-on), feeds it the benchmark's batch-1 input already as a tensor, and times forward passes
+`optimize_for_inference` only if it says so, intra-op threads = its `intra_op_threads` or
+the CPUs this process may run on), feeds it the benchmark's batch-1 input already as a tensor, and times forward passes
 under `torch.inference_mode()` for as long as a wrk run lasts. No HTTP, no JSON: inferd's
 QPS divided by this one is what the server keeps of the engine.
 
@@ -57,15 +57,23 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
 
 
 def backend_parameters(model_dir: str) -> dict:
-    """config.yaml's `parameters:` entries (freeze, optimize_for_inference) as inferd reads them.
+    """config.yaml's `parameters:` entries (freeze, optimize_for_inference, intra_op_threads)
+    as inferd reads them.
 
-    Read without a YAML parser (none in the venv): the block's indented `key: value` lines.
+    Read without a YAML parser (none in the venv): the block's indented `key: value` lines,
+    or a one-line flow mapping `parameters: {key: value, ...}`.
     """
     params, inside = {}, False
     with open(os.path.join(model_dir, "config.yaml")) as f:
         for line in f:
             text = line.split("#", 1)[0].rstrip()
             if text.startswith("parameters:"):
+                flow = text[len("parameters:"):].strip()
+                if flow.startswith("{") and flow.endswith("}"):
+                    for item in filter(None, (i.strip() for i in flow[1:-1].split(","))):
+                        key, value = item.split(":", 1)
+                        params[key.strip()] = value.strip().strip("'\"")
+                    continue
                 inside = True
             elif inside and text.startswith((" ", "\t")) and ":" in text:
                 key, value = text.split(":", 1)
@@ -196,9 +204,11 @@ def main(argv: List[str]) -> int:
     args = parse_args(argv)
     model_dir = os.path.abspath(args.model_dir)
     repository, model = os.path.dirname(model_dir), os.path.basename(model_dir)
-    torch.set_num_threads(len(os.sched_getaffinity(0)))  # inferd's default intra-op count
+    params = backend_parameters(model_dir)
+    # The model's own parameters.intra_op_threads, else inferd's default intra-op count.
+    torch.set_num_threads(int(params.get("intra_op_threads", 0)) or len(os.sched_getaffinity(0)))
     model_file = bodies.model_file(repository, model)
-    module, frozen = load_model(model_file, backend_parameters(model_dir))
+    module, frozen = load_model(model_file, params)
     x, body = make_input(repository, model)
     first_ms, verdict = check(module, x, body)
     setup = {"model": model, "model_file": model_file, "torch": torch.__version__,

@@ -9,9 +9,9 @@ import pytest
 from inferd_harness import (DEMO_MODELS, InferdServer, assert_close, assert_error,
                             output_array, sample_request)
 
-GOOD = ["mlp_scorer", "digits", "odd_version_dirs"]
+GOOD = ["mlp_scorer", "digits", "odd_version_dirs", "one_thread"]
 BROKEN = ["config_typo", "garbage_weights", "wrong_output_dims", "no_version_folder",
-          "invalid_yaml", "missing_config"]
+          "invalid_yaml", "missing_config", "bad_thread_count"]
 
 
 def _copy(demo, root, name):
@@ -56,6 +56,12 @@ def bad_repo_server(tmp_path_factory):
         (odd / name).mkdir()
         (odd / name / "model.pt").write_bytes(b"not a model")
 
+    # A model's own intra-op thread count (torch backend parameter), valid and not.
+    one_thread = _copy("mlp_scorer", root, "one_thread")
+    _edit(one_thread / "config.yaml", "parameters: {}", "parameters: {intra_op_threads: 1}")
+    bad_threads = _copy("mlp_scorer", root, "bad_thread_count")
+    _edit(bad_threads / "config.yaml", "parameters: {}", "parameters: {intra_op_threads: 0}")
+
     server = InferdServer(root, root / "inferd.log", name="bad_repo_server").start()
     yield server
     server.stop()
@@ -88,6 +94,8 @@ def test_good_models_are_ready(bad_repo_server, model):
     ("no_version_folder", ["no_version_folder", "version"]),
     ("invalid_yaml", ["config.yaml"]),
     ("missing_config", ["config.yaml"]),
+    ("bad_thread_count", ["config.yaml", "parameters.intra_op_threads",
+                          "must be a thread count in 1..1024, got '0'"]),
 ])
 def test_broken_model_is_unavailable_with_reason(bad_repo_server, model, fragments):
     entry = _index(bad_repo_server)[model]
@@ -157,10 +165,11 @@ def test_odd_version_folders_are_ignored(bad_repo_server, torch_ref):
 
 def test_good_models_serve_correctly_beside_broken_ones(bad_repo_server, torch_ref):
     request = sample_request("mlp_scorer")
-    resp = bad_repo_server.post("/v2/models/mlp_scorer/infer", request)
-    assert resp.status_code == 200, resp.text
     rows = np.asarray(request["inputs"][0]["data"], dtype=np.float32).reshape(2, 256)
-    assert_close(output_array(resp.json(), "score"), torch_ref.run("mlp_scorer", rows))
+    for model in ("mlp_scorer", "one_thread"):
+        resp = bad_repo_server.post(f"/v2/models/{model}/infer", request)
+        assert resp.status_code == 200, resp.text
+        assert_close(output_array(resp.json(), "score"), torch_ref.run("mlp_scorer", rows))
 
     request = sample_request("digits")
     resp = bad_repo_server.post("/v2/models/digits/infer", request)

@@ -1,6 +1,7 @@
 #include "backends/torch/torch_backend.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <string>
 #include <utility>
@@ -31,6 +32,7 @@ namespace {
 struct TorchModelOptions {
   bool freeze = true;
   bool optimize_for_inference = false;
+  int intra_op_threads = 0;  // 0: the backend's default
 };
 
 absl::StatusOr<bool> ParseBool(const std::string& value, std::string_view field,
@@ -50,10 +52,20 @@ absl::StatusOr<TorchModelOptions> ParseOptions(const ModelConfig& config,
       ASSIGN_OR_RETURN(options.freeze, ParseBool(value, field, config_path));
     } else if (key == "optimize_for_inference") {
       ASSIGN_OR_RETURN(options.optimize_for_inference, ParseBool(value, field, config_path));
+    } else if (key == "intra_op_threads") {
+      int threads = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), threads);
+      if (ec != std::errc() || end != value.data() + value.size() || threads < 1 ||
+          threads > 1024) {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": ", field, ": must be a thread count in 1..1024, got '", value, "'"));
+      }
+      options.intra_op_threads = threads;
     } else {
-      return absl::InvalidArgumentError(StrCat(
-          config_path, ": ", field,
-          ": unknown parameter for backend 'torch' (known: freeze, optimize_for_inference)"));
+      return absl::InvalidArgumentError(StrCat(config_path, ": ", field,
+                                               ": unknown parameter for backend 'torch' (known: "
+                                               "freeze, optimize_for_inference, "
+                                               "intra_op_threads)"));
     }
   }
   return options;
@@ -72,17 +84,30 @@ c10::Stream InstanceStream(c10::Device device) {
   return *streams[index];
 }
 
+// Sets the calling thread's intra-op thread count if it differs from what this thread last
+// used. at::set_num_threads sets the calling thread's OpenMP and MKL thread counts (and the
+// value threads that have not run LibTorch yet start from); every execution instance is its
+// own thread, so each model's instances keep their own count. Every model applies its count,
+// default included, so that one model's setting never leaks into another's threads.
+void UseIntraOpThreads(int threads) {
+  thread_local int applied = 0;
+  if (threads == applied) return;
+  at::set_num_threads(threads);
+  applied = threads;
+}
+
 // A TorchScript module shared by every execution instance of one model version, on one
 // device.
 class TorchModel : public BackendModel {
  public:
   TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label,
-             c10::Device device, uint64_t weight_bytes)
+             c10::Device device, uint64_t weight_bytes, int intra_op_threads)
       : module_(std::move(module)),
         config_(config),
         label_(std::move(label)),
         device_(device),
-        weight_bytes_(weight_bytes) {}
+        weight_bytes_(weight_bytes),
+        intra_op_threads_(intra_op_threads) {}
 
   ~TorchModel() override {
     if (device_.is_cuda()) {
@@ -107,6 +132,7 @@ class TorchModel : public BackendModel {
 
  private:
   absl::StatusOr<std::vector<Tensor>> ExecuteOrThrow(std::span<const Tensor> inputs) {
+    UseIntraOpThreads(intra_op_threads_);
     c10::InferenceMode inference_mode;
     std::optional<c10::StreamGuard> stream_guard;
     if (device_.is_cuda()) stream_guard.emplace(InstanceStream(device_));
@@ -201,6 +227,7 @@ class TorchModel : public BackendModel {
   const std::string label_;
   const c10::Device device_;
   const uint64_t weight_bytes_;
+  const int intra_op_threads_;
 };
 
 // Parameters and buffers, counted before freezing turns them into graph constants.
@@ -253,8 +280,11 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
 
 }  // namespace
 
-TorchBackend::TorchBackend(TorchBackendOptions options) : options_(options) {
-  at::set_num_threads(options_.intra_op_threads > 0 ? options_.intra_op_threads : CoresAvailable());
+TorchBackend::TorchBackend(TorchBackendOptions options)
+    : options_(options),
+      default_intra_op_threads_(options_.intra_op_threads > 0 ? options_.intra_op_threads
+                                                              : CoresAvailable()) {
+  at::set_num_threads(default_intra_op_threads_.load());
 }
 
 void TorchBackend::Prepare(const std::vector<const ModelConfig*>& configs) {
@@ -263,10 +293,11 @@ void TorchBackend::Prepare(const std::vector<const ModelConfig*>& configs) {
   for (const ModelConfig* config : configs) {
     max_instances = std::max(max_instances, config->total_instances());
   }
-  at::set_num_threads(std::max(1, CoresAvailable() / max_instances));
+  default_intra_op_threads_ = std::max(1, CoresAvailable() / max_instances);
+  at::set_num_threads(default_intra_op_threads_.load());
 }
 
-int TorchBackend::intra_op_threads() const { return at::get_num_threads(); }
+int TorchBackend::intra_op_threads() const { return default_intra_op_threads_.load(); }
 
 absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
     const BackendLoadRequest& request) {
@@ -295,7 +326,7 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
     return std::make_unique<TorchModel>(
         std::move(module), config,
         StrCat(config.name, ":", request.version_dir.filename().string()), torch_device,
-        weight_bytes);
+        weight_bytes, options.intra_op_threads > 0 ? options.intra_op_threads : intra_op_threads());
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));

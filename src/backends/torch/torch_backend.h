@@ -7,6 +7,7 @@
 #ifndef INFERD_BACKENDS_TORCH_TORCH_BACKEND_H_
 #define INFERD_BACKENDS_TORCH_TORCH_BACKEND_H_
 
+#include <atomic>
 #include <memory>
 #include <string_view>
 
@@ -15,10 +16,11 @@
 namespace inferd {
 
 struct TorchBackendOptions {
-  // Threads one forward pass may use (LibTorch's intra-op pool, process-wide). 0: the cores
-  // this process may run on, divided by the largest instance count of any model, so that the
-  // instances of one model running at once never oversubscribe the cores. LibTorch defaulted
-  // to 1 here, which leaves cores idle on large models.
+  // Threads one forward pass may use (LibTorch's intra-op pool) unless a model's
+  // `parameters.intra_op_threads` says otherwise. 0: the cores this process may run on,
+  // divided by the largest instance count of any model, so that the instances of one model
+  // running at once never oversubscribe the cores. LibTorch defaulted to 1 here, which
+  // leaves cores idle on large models.
   int intra_op_threads = 0;
 };
 
@@ -27,6 +29,11 @@ struct TorchBackendOptions {
 //                                       the unfrozen module with a warning if freezing fails)
 //   optimize_for_inference: true|false  torch.jit.optimize_for_inference (default false:
 //                                       it can change results in the last bits)
+//   intra_op_threads: N                 threads one forward pass of this model may use
+//                                       (default: the backend's). Small models do best
+//                                       with 1: a second thread costs more in hand-offs
+//                                       than it saves, and takes the core that the I/O
+//                                       threads and other models need.
 class TorchBackend : public Backend {
  public:
   explicit TorchBackend(TorchBackendOptions options);
@@ -38,11 +45,12 @@ class TorchBackend : public Backend {
   void Prepare(const std::vector<const ModelConfig*>& configs) override;
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override;
 
-  // The intra-op thread count in force, for the startup summary.
+  // The default intra-op thread count (models may set their own), for the startup summary.
   int intra_op_threads() const;
 
  private:
   const TorchBackendOptions options_;
+  std::atomic<int> default_intra_op_threads_;
 };
 
 }  // namespace inferd
