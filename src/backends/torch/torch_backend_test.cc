@@ -1,0 +1,104 @@
+#include "backends/torch/torch_backend.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ATen/Parallel.h>
+#include <torch/script.h>
+
+#include "core/model_config.h"
+#include "core/tensor.h"
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A one-line TorchScript model saved as <dir>/<name>/1/model.pt, with its config.
+struct SavedModel {
+  ModelConfig config;
+  fs::path version_dir;
+};
+
+SavedModel SaveDoubler(const fs::path& dir, const std::string& name,
+                       const std::string& parameters) {
+  torch::jit::Module module("Doubler");
+  module.define("def forward(self, x):\n  return x * 2\n");
+  const fs::path version_dir = dir / name / "1";
+  fs::create_directories(version_dir);
+  module.save((version_dir / "model.pt").string());
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(
+      "backend: torch\nmax_batch_size: 8\n"
+      "inputs: [{name: x, datatype: FP32, dims: [4]}]\n"
+      "outputs: [{name: y, datatype: FP32, dims: [4]}]\n"
+      "parameters: " +
+          parameters + "\n",
+      name, "config.yaml");
+  EXPECT_TRUE(config.ok()) << config.status();
+  return {*config, version_dir};
+}
+
+// Runs `model` once on a new thread and returns that thread's intra-op count afterwards.
+int ThreadsAfterExecuteOnAFreshThread(BackendModel& model) {
+  int threads = 0;
+  std::thread([&] {
+    absl::StatusOr<Tensor> input = Tensor::Allocate(DataType::kFp32, {1, 4});
+    ASSERT_TRUE(input.ok());
+    std::vector<Tensor> inputs;
+    inputs.push_back(*std::move(input));
+    absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
+    ASSERT_TRUE(outputs.ok()) << outputs.status();
+    threads = at::get_num_threads();
+  }).join();
+  return threads;
+}
+
+TEST(TorchBackendTest, EachModelRunsWithItsOwnIntraOpThreadCount) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "torch_backend_threads";
+  fs::remove_all(dir);
+  const SavedModel single = SaveDoubler(dir, "single", "{intra_op_threads: 1}");
+  const SavedModel wide = SaveDoubler(dir, "wide", "{intra_op_threads: 3}");
+  const SavedModel plain = SaveDoubler(dir, "plain", "{}");
+  TorchBackend backend(TorchBackendOptions{.intra_op_threads = 2});
+
+  std::vector<std::unique_ptr<BackendModel>> models;
+  for (const SavedModel* saved : {&single, &wide, &plain}) {
+    absl::StatusOr<std::unique_ptr<BackendModel>> model = backend.Load(
+        BackendLoadRequest{.config = &saved->config, .version_dir = saved->version_dir});
+    ASSERT_TRUE(model.ok()) << model.status();
+    models.push_back(*std::move(model));
+  }
+  // Each on a thread of its own, as execution instances are; a model's count must not leak
+  // into the next thread (LibTorch starts new threads from the last count set anywhere).
+  EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[0]), 1);
+  EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[1]), 3);
+  EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[2]), 2);
+  EXPECT_EQ(backend.intra_op_threads(), 2);
+  fs::remove_all(dir);
+}
+
+TEST(TorchBackendTest, IntraOpThreadsMustBeAPositiveCount) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "torch_backend_bad_threads";
+  fs::remove_all(dir);
+  TorchBackend backend(TorchBackendOptions{.intra_op_threads = 2});
+  for (const std::string value : {"0", "two", "-1", "1.5"}) {
+    const SavedModel saved = SaveDoubler(dir, "m", "{intra_op_threads: " + value + "}");
+    absl::StatusOr<std::unique_ptr<BackendModel>> model =
+        backend.Load(BackendLoadRequest{.config = &saved.config, .version_dir = saved.version_dir});
+    ASSERT_FALSE(model.ok()) << value;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(model.status().message())
+                  .find("parameters.intra_op_threads: must be a thread count in 1..1024, got '" +
+                        value + "'"),
+              std::string::npos)
+        << model.status();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace inferd
