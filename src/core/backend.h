@@ -34,6 +34,12 @@ class BackendModel {
   // Bytes of the weights this model holds on its device (parameters and buffers), what the
   // memory budget counts; 0 when the engine cannot tell.
   virtual uint64_t memory_bytes() const { return 0; }
+
+  // Intra-op thread counts the batch tuner may compare, the current one first; empty when
+  // the count is fixed (by the config, or by a backend that sets it at load).
+  virtual std::vector<int> IntraOpThreadChoices() const { return {}; }
+  // Later Execute calls, on any thread, use `threads` (one of IntraOpThreadChoices()).
+  virtual void SetIntraOpThreads(int threads) { (void)threads; }
 };
 
 struct BackendLoadRequest {

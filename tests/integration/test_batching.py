@@ -4,6 +4,7 @@ table, and BATCH_SIZE / MAX_WORKERS fill configs that leave the fields out."""
 
 import http.client
 import json
+import os
 import re
 import subprocess
 import threading
@@ -164,6 +165,17 @@ def test_auto_tune_reports_its_table_and_uses_the_chosen_size(start_server, tmp_
     assert chosen in sizes, tuning
     chosen_row = table[sizes.index(chosen)]
     assert chosen_row["within_slo"] or chosen == 1, tuning
+    # With more than one core the chosen size is also timed on one intra-op thread (unless a
+    # larger backlog size exists), and the faster count is kept.
+    cores = len(os.sched_getaffinity(0))
+    trials = tuning["thread_trials"]
+    if cores > 1 and tuning["backlog_batch_size"] == chosen:
+        assert [t["intra_op_threads"] for t in trials] == [1], tuning
+        assert trials[0]["batch_size"] == chosen and trials[0]["items_per_s"] > 0, tuning
+        assert tuning["intra_op_threads"] in (1, cores), tuning
+        assert "intra-op threads kept" in server.log()
+    else:
+        assert trials == [] and tuning["intra_op_threads"] == 0, tuning
     # The served policy is the tuned one.
     assert batching["dynamic"] is True
     assert batching["max_batch_size"] == chosen

@@ -1,6 +1,7 @@
 #include "backends/torch/torch_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <set>
 #include <string>
@@ -100,14 +101,18 @@ void UseIntraOpThreads(int threads) {
 // device.
 class TorchModel : public BackendModel {
  public:
+  // `intra_op_threads_fixed`: the config or --intra-op-threads set the count, so the batch
+  // tuner may not change it.
   TorchModel(torch::jit::Module module, const ModelConfig& config, std::string label,
-             c10::Device device, uint64_t weight_bytes, int intra_op_threads)
+             c10::Device device, uint64_t weight_bytes, int intra_op_threads,
+             bool intra_op_threads_fixed)
       : module_(std::move(module)),
         config_(config),
         label_(std::move(label)),
         device_(device),
         weight_bytes_(weight_bytes),
-        intra_op_threads_(intra_op_threads) {}
+        intra_op_threads_(intra_op_threads),
+        intra_op_threads_fixed_(intra_op_threads_fixed) {}
 
   ~TorchModel() override {
     if (device_.is_cuda()) {
@@ -119,6 +124,16 @@ class TorchModel : public BackendModel {
   }
 
   uint64_t memory_bytes() const override { return weight_bytes_; }
+
+  // One thread against the default: small models often run faster single-threaded (fewer
+  // hand-offs between threads, and the other cores stay free for I/O and other models).
+  std::vector<int> IntraOpThreadChoices() const override {
+    const int current = intra_op_threads_.load();
+    if (intra_op_threads_fixed_ || device_.is_cuda() || current <= 1) return {};
+    return {current, 1};
+  }
+
+  void SetIntraOpThreads(int threads) override { intra_op_threads_ = threads; }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {
@@ -132,7 +147,7 @@ class TorchModel : public BackendModel {
 
  private:
   absl::StatusOr<std::vector<Tensor>> ExecuteOrThrow(std::span<const Tensor> inputs) {
-    UseIntraOpThreads(intra_op_threads_);
+    UseIntraOpThreads(intra_op_threads_.load(std::memory_order_relaxed));
     c10::InferenceMode inference_mode;
     std::optional<c10::StreamGuard> stream_guard;
     if (device_.is_cuda()) stream_guard.emplace(InstanceStream(device_));
@@ -227,7 +242,8 @@ class TorchModel : public BackendModel {
   const std::string label_;
   const c10::Device device_;
   const uint64_t weight_bytes_;
-  const int intra_op_threads_;
+  std::atomic<int> intra_op_threads_;  // set by the batch tuner before instances start
+  const bool intra_op_threads_fixed_;
 };
 
 // Parameters and buffers, counted before freezing turns them into graph constants.
@@ -326,7 +342,8 @@ absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
     return std::make_unique<TorchModel>(
         std::move(module), config,
         StrCat(config.name, ":", request.version_dir.filename().string()), torch_device,
-        weight_bytes, options.intra_op_threads > 0 ? options.intra_op_threads : intra_op_threads());
+        weight_bytes, options.intra_op_threads > 0 ? options.intra_op_threads : intra_op_threads(),
+        /*intra_op_threads_fixed=*/options.intra_op_threads > 0 || options_.intra_op_threads > 0);
   } catch (const c10::Error& e) {
     return absl::InvalidArgumentError(
         StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));

@@ -30,10 +30,12 @@ struct TorchBackendOptions {
 //   optimize_for_inference: true|false  torch.jit.optimize_for_inference (default false:
 //                                       it can change results in the last bits)
 //   intra_op_threads: N                 threads one forward pass of this model may use
-//                                       (default: the backend's). Small models do best
-//                                       with 1: a second thread costs more in hand-offs
-//                                       than it saves, and takes the core that the I/O
-//                                       threads and other models need.
+//                                       (default: the backend's; with auto_tune the tuner
+//                                       may pick 1 instead, unless this or
+//                                       --intra-op-threads fixes the count). Small models
+//                                       do best with 1: a second thread costs more in
+//                                       hand-offs than it saves, and takes the core that
+//                                       the I/O threads and other models need.
 class TorchBackend : public Backend {
  public:
   explicit TorchBackend(TorchBackendOptions options);

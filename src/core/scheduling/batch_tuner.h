@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -44,6 +45,10 @@ struct BatchTuning {
   // Queued rows from which a new request misses the SLO at the chosen size: what the chosen
   // size processes in one SLO.
   int64_t backlog_rows = 0;
+  // When the backend offered a choice (BackendModel::IntraOpThreadChoices): the chosen size
+  // timed with each other thread count, and the count kept. 0: not compared.
+  std::vector<std::pair<int, BatchSizeMeasurement>> thread_trials;
+  int intra_op_threads = 0;
 };
 
 // The batching the config asks for, before any tuning.
@@ -52,6 +57,12 @@ BatchPolicy PolicyFromConfig(const ModelConfig& config);
 // Measures the candidate sizes (1, 2, 4, ... up to max_batch_size, and the preferred sizes)
 // on zero inputs and chooses one. Past the SLO it stops at the first size that does not
 // raise throughput by 3 %, or takes over 10 x the SLO. Never exceeds max_batch_size.
+// When the model offers intra-op thread counts and the chosen size is also the
+// throughput-best one (no backlog size), the chosen size is timed with the other counts too
+// and the model keeps the count with the best throughput within the SLO, fewer threads
+// winning unless 3 % slower (they leave cores to the I/O threads and other models); models
+// with a backlog size keep their count, so that large models do not pay for more slow runs
+// at load.
 absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendModel& model,
                                           const TimeSource& time);
 

@@ -268,5 +268,86 @@ TEST(BatchTunerTest, DescribeTuningMarksTheChosenSize) {
                           HasSubstr("batch 32: 74.00 ms, 432 items/s, over SLO")));
 }
 
+// A TimedModel that offers intra-op thread counts {2, 1}; its latency depends on the count
+// in force, which it records per Execute.
+class ThreadedModel : public TimedModel {
+ public:
+  ThreadedModel(FakeTimeSource* time, std::function<Duration(int64_t, int)> latency)
+      : TimedModel(time, [this, latency](int64_t batch) { return latency(batch, threads); }) {}
+
+  std::vector<int> IntraOpThreadChoices() const override { return {2, 1}; }
+  void SetIntraOpThreads(int count) override { threads = count; }
+
+  int threads = 2;
+};
+
+TEST(BatchTunerTest, KeepsOneThreadWhenItIsFasterAtTheChosenSize) {
+  FakeTimeSource time;
+  // Two threads: 10 + 2b ms. One thread: 10 + b ms, faster at every size.
+  ThreadedModel model(&time, [](int64_t batch, int threads) {
+    return std::chrono::milliseconds(10 + (threads == 1 ? 1 : 2) * batch);
+  });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(16, 200), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 16);
+  EXPECT_EQ(tuning->backlog_batch_size, 16);
+  ASSERT_EQ(tuning->thread_trials.size(), 1u);
+  EXPECT_EQ(tuning->thread_trials[0].first, 1);
+  EXPECT_EQ(tuning->thread_trials[0].second.batch_size, 16);
+  EXPECT_DOUBLE_EQ(tuning->thread_trials[0].second.latency_ms, 26);
+  EXPECT_EQ(tuning->intra_op_threads, 1);
+  EXPECT_EQ(model.threads, 1);  // left set for serving
+  // What the chosen size processes in one SLO, at the kept count: 16 rows / 26 ms x 200 ms.
+  EXPECT_EQ(tuning->backlog_rows, 124);
+  EXPECT_THAT(DescribeTuning(*tuning),
+              AllOf(HasSubstr("batch 16 with 1 intra-op thread(s): 26.00 ms"),
+                    HasSubstr("intra-op threads kept: 1")));
+}
+
+TEST(BatchTunerTest, OneThreadWinsATieWithinThreePercent) {
+  FakeTimeSource time;
+  // One thread 2 % slower at batch 16: within noise, and it leaves a core free.
+  ThreadedModel model(&time, [](int64_t batch, int threads) {
+    const Duration two = std::chrono::milliseconds(10 + 2 * batch);
+    return threads == 1 ? std::chrono::duration_cast<Duration>(two * 1.02) : two;
+  });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(16, 200), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  ASSERT_EQ(tuning->thread_trials.size(), 1u);
+  EXPECT_EQ(tuning->intra_op_threads, 1);
+  EXPECT_EQ(model.threads, 1);
+}
+
+TEST(BatchTunerTest, KeepsTheDefaultThreadsWhenOneThreadIsClearlySlower) {
+  FakeTimeSource time;
+  // One thread 10 % slower at batch 16.
+  ThreadedModel model(&time, [](int64_t batch, int threads) {
+    const Duration two = std::chrono::milliseconds(10 + 2 * batch);
+    return threads == 1 ? std::chrono::duration_cast<Duration>(two * 1.10) : two;
+  });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(16, 200), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  ASSERT_EQ(tuning->thread_trials.size(), 1u);
+  EXPECT_EQ(tuning->intra_op_threads, 2);
+  EXPECT_EQ(model.threads, 2);
+}
+
+TEST(BatchTunerTest, ModelsWithABacklogSizeKeepTheirThreadsUntried) {
+  FakeTimeSource time;
+  // 2 x (10 + 2b) <= 100 up to b = 20: 16 chosen, 32 adds throughput past the SLO (backlog).
+  ThreadedModel model(&time, [](int64_t batch, int) { return Linear(batch); });
+  absl::StatusOr<BatchTuning> tuning = TuneBatchSize(TunedConfig(32, 100), model, time);
+
+  ASSERT_TRUE(tuning.ok()) << tuning.status();
+  EXPECT_EQ(tuning->chosen, 16);
+  EXPECT_EQ(tuning->backlog_batch_size, 32);
+  EXPECT_TRUE(tuning->thread_trials.empty());
+  EXPECT_EQ(tuning->intra_op_threads, 0);
+  EXPECT_EQ(model.threads, 2);
+}
+
 }  // namespace
 }  // namespace inferd

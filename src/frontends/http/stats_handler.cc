@@ -46,10 +46,7 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
     writer.Int64(tuning->backlog_batch_size);
     writer.Key("backlog_rows");
     writer.Int64(tuning->backlog_batch_size > tuning->chosen ? tuning->backlog_rows : 0);
-    writer.Key("table");
-    writer.StartArray();
-    for (const BatchSizeMeasurement& m : tuning->table) {
-      writer.StartObject();
+    auto write_measurement = [&writer](const BatchSizeMeasurement& m) {
       writer.Key("batch_size");
       writer.Int64(m.batch_size);
       writer.Key("latency_ms");
@@ -58,6 +55,26 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
       writer.Double(m.items_per_s);
       writer.Key("within_slo");
       writer.Bool(m.within_slo);
+    };
+    writer.Key("table");
+    writer.StartArray();
+    for (const BatchSizeMeasurement& m : tuning->table) {
+      writer.StartObject();
+      write_measurement(m);
+      writer.EndObject();
+    }
+    writer.EndArray();
+    // The chosen size timed with other intra-op thread counts, and the count kept (0: the
+    // backend offered no choice, or the model has a backlog size).
+    writer.Key("intra_op_threads");
+    writer.Int(tuning->intra_op_threads);
+    writer.Key("thread_trials");
+    writer.StartArray();
+    for (const auto& [threads, m] : tuning->thread_trials) {
+      writer.StartObject();
+      writer.Key("intra_op_threads");
+      writer.Int(threads);
+      write_measurement(m);
       writer.EndObject();
     }
     writer.EndArray();
