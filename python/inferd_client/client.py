@@ -8,7 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
 from .tensors import Tensor
@@ -158,6 +158,45 @@ class Client:
         if status != 200:
             raise InferdError(status, _error_message(data))
         return _parse_infer_reply(reply_headers, data)
+
+
+    # --- language models ------------------------------------------------------------------
+
+    def chat(self, model: str, messages: Sequence[Mapping[str, str]], *,
+             max_tokens: int | None = None, temperature: float | None = None,
+             seed: int | None = None) -> Iterator[str]:
+        """Streams the assistant's reply to `messages` (OpenAI chat format) piece by piece."""
+        body: dict[str, Any] = {"model": model, "messages": list(messages), "stream": True}
+        for key, value in (("max_tokens", max_tokens), ("temperature", temperature),
+                           ("seed", seed)):
+            if value is not None:
+                body[key] = value
+        # A connection of its own: the reply is read while it is generated.
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        try:
+            conn.request("POST", "/v1/chat/completions", body=json.dumps(body).encode(),
+                         headers={"Content-Type": "application/json"})
+            response = conn.getresponse()
+            if response.status != 200:
+                data = response.read()
+                try:
+                    message = json.loads(data)["error"]["message"]
+                except (ValueError, KeyError, TypeError):
+                    message = data.decode(errors="replace")
+                raise InferdError(response.status, message)
+            for raw in response:
+                line = raw.decode().strip()
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                event = json.loads(line[len("data: "):])
+                if "error" in event:
+                    raise InferdError(500, event["error"].get("message", str(event["error"])))
+                for choice in event.get("choices", []):
+                    piece = choice.get("delta", {}).get("content")
+                    if piece:
+                        yield piece
+        finally:
+            conn.close()
 
 
 def _model_path(model: str, version: str | None) -> str:

@@ -42,11 +42,34 @@ struct HttpReply {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+// A reply sent in pieces as they are produced (server-sent events of a generation).
+// Thread-safety: Write and End may be called from any thread; the pieces go out in call
+// order, and never block the caller (they are queued for the connection's I/O thread).
+class ReplyStream {
+ public:
+  virtual ~ReplyStream() = default;
+  virtual void Write(std::string data) = 0;
+  // The last piece; the reply is complete after it. Call exactly once.
+  virtual void End(std::string data = {}) = 0;
+};
+
+using ReplyStreamPtr = std::shared_ptr<ReplyStream>;
+
 // Delivers the reply for one request, exactly once, from any thread.
 class Responder {
  public:
   virtual ~Responder() = default;
   virtual void Send(HttpReply reply) = 0;
+  // Instead of Send: starts a streamed reply with `head`'s status, content type and headers
+  // (its body is ignored) and returns the stream to write the rest through. Null when this
+  // transport cannot stream (the unit tests' responders).
+  virtual ReplyStreamPtr StartStream(HttpReply head) {
+    (void)head;
+    return nullptr;
+  }
+  // Until the reply is complete, runs `on_disconnect` on the connection's I/O thread if the
+  // client closes the connection: long requests (generation) stop when nobody waits.
+  virtual void WatchDisconnect(std::function<void()> on_disconnect) { (void)on_disconnect; }
   // Runs `make_reply` on the connection's I/O thread and sends what it returns. Execution
   // threads use this so that encoding the response never costs model time.
   virtual void Defer(std::function<HttpReply()> make_reply) = 0;

@@ -6,6 +6,7 @@
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
 #include "frontends/http/dashboard_handler.h"
+#include "frontends/http/generation_handlers.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
@@ -62,6 +63,23 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
   if (segments.size() == 1 && segments[0] == "predict") {
     if (!post) return responder->Send(MethodNotAllowed("POST"));
     return HandleSeedPredict(ctx, request, std::move(responder));
+  }
+
+  // OpenAI-compatible generation (generation_handlers.h).
+  if (!segments.empty() && segments[0] == "v1") {
+    const bool chat = segments.size() == 3 && segments[1] == "chat" && segments[2] == "completions";
+    if (chat || (segments.size() == 2 && segments[1] == "completions")) {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleOpenAiGeneration(ctx, chat ? GenerationApi::kChat : GenerationApi::kCompletion,
+                                    request, std::move(responder));
+    }
+    if (segments.size() == 2 && segments[1] == "models") {
+      return responder->Send(get ? HandleOpenAiModels(ctx) : MethodNotAllowed("GET"));
+    }
+    if (segments.size() == 3 && segments[1] == "models" && get &&
+        segments[2].find(':') == std::string_view::npos) {
+      return responder->Send(HandleOpenAiModel(ctx, segments[2]));
+    }
   }
 
   if (segments.size() >= 3 && segments[0] == "v1" && segments[1] == "models") {
@@ -146,6 +164,15 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     }
     if (tail.size() == 1 && tail[0] == "ready") {
       return responder->Send(get ? HandleModelReady(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "chat_template") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleChatTemplate(ctx, *ref, request, std::move(responder));
+    }
+    if (tail.size() == 1 && (tail[0] == "generate" || tail[0] == "generate_stream")) {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleKServeGenerate(ctx, *ref, tail[0] == "generate_stream", request,
+                                  std::move(responder));
     }
     if (tail.size() == 1 && tail[0] == "infer") {
       if (!post) return responder->Send(MethodNotAllowed("POST"));

@@ -6,6 +6,8 @@
 //   GET  /v2/repository/stats
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V|/labels/L]:predict
+//   POST /v1/chat/completions, /v1/completions; GET /v1/models[/M] (OpenAI-compatible)
+//   POST /v2/models/M[/versions/V]/generate|generate_stream (KServe generate extension)
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
