@@ -11,8 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
-from fleet import NginxPool  # noqa: E402
-from inferd_harness import DEMO_MODELS, INFERD_BINARY  # noqa: E402
+from inferd_harness import DEMO_MODELS, INFERD_BINARY, TorchReference  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -36,6 +35,11 @@ def fleet(tmp_path):
 
 
 @pytest.fixture(scope="session")
+def torch_ref():
+    return TorchReference()
+
+
+@pytest.fixture(scope="session")
 def nginx_binary():
     path = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists()
                                       else None)
@@ -56,5 +60,3 @@ def pytest_runtest_makereport(item, call):
     for pool in made["pools"]:
         report.sections.append(("nginx error.log", pool.error_log()[-6000:]))
 
-
-__all__ = ["NginxPool"]

@@ -114,6 +114,10 @@ class Replica:
         except OSError:
             return ""
 
+    def get(self, path: str, **kwargs) -> requests.Response:
+        kwargs.setdefault("timeout", 60)
+        return requests.get(self.url + path, **kwargs)
+
 
 class NginxPool:
     """Debian's nginx, in the foreground, with a configuration rendered for `replicas`."""

@@ -95,8 +95,10 @@ def test_model_affinity_holds_more_models_than_one_replica_fits(fleet, tmp_path,
     assert len(set().union(*placement.values())) == len(names) == PER_REPLICA * REPLICAS
 
     # The same models without affinity: budgets that held them all now churn.
+    # One-at-a-time requests make least_conn a round robin; 10 requests per round (not a
+    # multiple of 3) send each model to a different replica in the second round.
     pool.reload(replicas, "least_conn")
-    _traffic(pool, names, rounds=2)
+    _traffic(pool, names + names[:1], rounds=2)
     churn = sum(_counters(r)["evictions"] for r in replicas)
     print(f"least_conn, same traffic (2 rounds): {churn} evictions across the fleet")
     assert churn > 0

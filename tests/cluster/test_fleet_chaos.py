@@ -16,7 +16,7 @@ from inferd_harness import DEMO_MODELS, make_repository
 
 RATE = 40.0        # requests/s; 2 cores run the load, nginx and three replicas
 DRAIN_S = 2        # inferd --drain-seconds during the roll
-SETTLE_S = 3.0     # load before the first and after the last disruption
+SETTLE_S = 5.0     # load before the first and after the last disruption
 MODELS = ["mlp_scorer", "digits"]
 
 
@@ -42,7 +42,7 @@ def test_kill_and_rolling_restart_under_load_lose_no_request(fleet, tmp_path, ng
             victim = replicas[0]
             load.note(f"SIGKILL {victim.name}")
             victim.kill()
-            time.sleep(2.0)  # down for a while: nginx must route around it
+            time.sleep(3.0)  # down for a while: nginx must route around it
             load.note(f"restart {victim.name}")
             victim.start()
             load.note(f"{victim.name} ready")

@@ -195,7 +195,7 @@ def _configmap_volume(root: Path, files: dict[str, str], generation: int) -> Non
 def _start_pod_like(tmp_path, overlay: str):
     """inferd with the overlay's container env, its model configs in a kubelet-style ConfigMap
     volume and its init container's script; the demo models as the weights volume.
-    Returns (process, url, ConfigMap folder, configs, log path)."""
+    Returns (process, url, ConfigMap folder, configs, log path, gRPC address)."""
     objects = _kustomize(K8S / "overlays" / overlay)
     env = _env(_container(_one(objects, "Deployment", "inferd")))
     configs = _one(objects, "ConfigMap", "inferd-model-configs")["data"]
@@ -214,7 +214,15 @@ def _start_pod_like(tmp_path, overlay: str):
     log = tmp_path / f"inferd-{overlay}.log"
     proc = subprocess.Popen([str(INFERD_BINARY)], env=clean_env(env), stdout=open(log, "wb"),
                             stderr=subprocess.STDOUT, cwd=REPO_ROOT)
-    return proc, f"http://127.0.0.1:{http_port}", configmap, configs, log
+    return proc, f"http://127.0.0.1:{http_port}", configmap, configs, log, f"127.0.0.1:{grpc_port}"
+
+
+def _max_batch_size(grpc_address: str, model: str) -> int:
+    import grpc
+    from grpc_stubs import pb, pb_grpc
+    with grpc.insecure_channel(grpc_address) as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        return stub.ModelConfig(pb.ModelConfigRequest(name=model), timeout=10).config.max_batch_size
 
 
 def _stop(proc):
@@ -223,13 +231,13 @@ def _stop(proc):
 
 
 def test_cpu_pod_environment_serves_and_a_configmap_edit_reloads_the_model(tmp_path):
-    proc, url, configmap, configs, log = _start_pod_like(tmp_path, "cpu")
+    proc, url, configmap, configs, log, grpc_address = _start_pod_like(tmp_path, "cpu")
     try:
         wait_ready(url, proc, log=log)
         for key in configs:
             model = key.removesuffix(".yaml")
-            meta = requests.get(f"{url}/v2/models/{model}", timeout=30).json()
-            assert meta["max_batch_size"] == yaml.safe_load(configs[key])["max_batch_size"]
+            assert (_max_batch_size(grpc_address, model) ==
+                    yaml.safe_load(configs[key])["max_batch_size"])
             sample = json.loads((DEMO_MODELS / model / "sample.json").read_text())
             body = {k: v for k, v in sample.items() if k != "expected_outputs"}
             resp = requests.post(f"{url}/v2/models/{model}/infer", json=body, timeout=30)
@@ -241,7 +249,7 @@ def test_cpu_pod_environment_serves_and_a_configmap_edit_reloads_the_model(tmp_p
         assert edited["mlp_scorer.yaml"] != configs["mlp_scorer.yaml"]
         _configmap_volume(configmap, edited, 2)
         deadline = time.monotonic() + 30
-        while requests.get(f"{url}/v2/models/mlp_scorer", timeout=30).json()["max_batch_size"] != 8:
+        while _max_batch_size(grpc_address, "mlp_scorer") != 8:
             assert time.monotonic() < deadline, log.read_text()[-3000:]
             time.sleep(0.2)
     finally:
@@ -250,7 +258,7 @@ def test_cpu_pod_environment_serves_and_a_configmap_edit_reloads_the_model(tmp_p
 
 @pytest.mark.parametrize("overlay", ["gpu", "mig"])
 def test_gpu_pod_environment_parses_and_reports_the_missing_device(tmp_path, overlay):
-    proc, url, _, configs, log = _start_pod_like(tmp_path, overlay)
+    proc, url, _, configs, log, _ = _start_pod_like(tmp_path, overlay)
     try:
         wait_ready(url, proc, log=log)
         index = requests.post(f"{url}/v2/repository/index", timeout=30).json()
