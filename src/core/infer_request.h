@@ -30,6 +30,9 @@ struct InferRequest {
   std::vector<std::string> requested_outputs;
   // Queue priority, 1 = highest; 0: the model's default level.
   int priority = 0;
+  // The priority when the request sets none, clamped to the model's levels: the default of
+  // the caller's tenant (auth/tenant.h). 0: the model's default level.
+  int fallback_priority = 0;
   // How long the request may wait in the queue, in microseconds; 0: the model's default.
   int64_t timeout_us = 0;
   std::function<void(InferResponse)> on_complete;

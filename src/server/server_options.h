@@ -37,6 +37,13 @@ struct ServerOptions {
   std::string memory_budget;  // "cpu=24GiB,cuda:0=60GiB"; empty: defaults
   int watch_interval_ms = 1000;
   int settle_ms = 2000;
+  // Access control (docs/security.md). Keys never come from the command line: a file, or
+  // the INFERD_API_KEY environment variable.
+  std::string api_keys_file;
+  bool allow_unauthenticated_management = false;
+  // TLS on both listeners when both are set.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

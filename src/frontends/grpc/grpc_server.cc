@@ -3,6 +3,7 @@
 #include <utility>
 
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include "common/strings.h"
@@ -29,8 +30,13 @@ absl::Status GrpcServer::Start() {
   const std::string host = options_.host.find(':') != std::string::npos
                                ? StrCat("[", options_.host, "]")
                                : options_.host;
-  builder.AddListeningPort(StrCat(host, ":", options_.port), grpc::InsecureServerCredentials(),
-                           &bound_port);
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options_.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions tls;
+    tls.pem_key_cert_pairs.push_back({options_.tls_key_pem, options_.tls_cert_pem});
+    credentials = grpc::SslServerCredentials(tls);
+  }
+  builder.AddListeningPort(StrCat(host, ":", options_.port), credentials, &bound_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
   builder.RegisterService(&service_);

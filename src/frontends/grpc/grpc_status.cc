@@ -20,6 +20,12 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
     case absl::StatusCode::kNotFound:
       code = grpc::StatusCode::NOT_FOUND;
       break;
+    case absl::StatusCode::kUnauthenticated:
+      code = grpc::StatusCode::UNAUTHENTICATED;
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
+      break;
     case absl::StatusCode::kResourceExhausted:
       code = grpc::StatusCode::RESOURCE_EXHAUSTED;
       break;

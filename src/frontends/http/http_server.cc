@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -38,6 +39,10 @@ class HttpServer::Impl {
   ~Impl() { StopThreads(); }
 
   absl::Status Start() {
+    if (!options_.tls_cert_pem.empty()) {
+      absl::Status tls = SetUpTls();
+      if (!tls.ok()) return tls;
+    }
     boost::system::error_code ec;
     const asio::ip::address address = asio::ip::make_address(options_.host, ec);
     if (ec) {
@@ -91,19 +96,41 @@ class HttpServer::Impl {
   }
 
  private:
+  absl::Status SetUpTls() {
+    tls_.emplace(asio::ssl::context::tls_server);
+    boost::system::error_code ec;
+    tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                          asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                          asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                      ec);
+    if (!ec) {
+      tls_->use_certificate_chain(
+          asio::buffer(options_.tls_cert_pem.data(), options_.tls_cert_pem.size()), ec);
+    }
+    if (ec) return absl::InvalidArgumentError(StrCat("TLS certificate: ", ec.message()));
+    tls_->use_private_key(asio::buffer(options_.tls_key_pem.data(), options_.tls_key_pem.size()),
+                          asio::ssl::context::pem, ec);
+    if (ec) return absl::InvalidArgumentError(StrCat("TLS private key: ", ec.message()));
+    shared_.tls = &*tls_;
+    return absl::OkStatus();
+  }
+
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(io_),
-                           [this](boost::system::error_code ec, tcp::socket socket) {
-                             if (ec == asio::error::operation_aborted || !acceptor_.is_open())
-                               return;
-                             if (!ec) {
-                               socket.set_option(tcp::no_delay(true), ec);
-                               std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
-                             } else {
-                               spdlog::warn("accept failed: {}", ec.message());
-                             }
-                             Accept();
-                           });
+    acceptor_.async_accept(
+        asio::make_strand(io_), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+          if (!ec) {
+            socket.set_option(tcp::no_delay(true), ec);
+            if (shared_.tls != nullptr) {
+              std::make_shared<HttpsSession>(std::move(socket), &shared_)->Start();
+            } else {
+              std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
+            }
+          } else {
+            spdlog::warn("accept failed: {}", ec.message());
+          }
+          Accept();
+        });
   }
 
   void RunIoThread() {
@@ -137,6 +164,7 @@ class HttpServer::Impl {
   }
 
   const HttpServerOptions options_;
+  std::optional<asio::ssl::context> tls_;
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;

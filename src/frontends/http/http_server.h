@@ -33,6 +33,10 @@ struct HttpServerOptions {
   // How long an I/O thread with nothing to do keeps polling before it blocks in epoll
   // (common/busy_poll.h): a reply from a model instance is then written without a wake-up.
   std::chrono::microseconds busy_poll{0};
+  // PEM text of the certificate chain and its private key: when set, every connection
+  // speaks TLS (1.2 or later).
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 class HttpServer {
@@ -40,7 +44,8 @@ class HttpServer {
   HttpServer(HttpServerOptions options, const HttpRouter* router, std::atomic<bool>* draining);
   ~HttpServer();
 
-  // Binds, listens and starts the I/O threads.
+  // Binds, listens and starts the I/O threads. InvalidArgument for an unusable TLS
+  // certificate or key.
   absl::Status Start();
   uint16_t port() const;
 

@@ -16,6 +16,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "frontends/http/http_types.h"
 #include "frontends/http/request_record.h"
@@ -31,24 +32,29 @@ struct SessionShared {
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
   std::chrono::seconds idle_timeout{120};
-  RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
+  RequestRecorder* recorder = nullptr;       // metrics and access log; null: none
+  boost::asio::ssl::context* tls = nullptr;  // set: connections speak TLS (HttpsSession)
 };
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// `Stream` is a plain TCP stream or a TLS stream over one (HttpSession, HttpsSession); the
+// plaintext session is exactly the code it was before TLS existed, so TLS costs it nothing.
+template <class Stream>
+class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<Stream>> {
  public:
-  HttpSession(boost::asio::ip::tcp::socket socket, SessionShared* shared);
+  BasicHttpSession(boost::asio::ip::tcp::socket socket, SessionShared* shared);
 
   void Start();
 
   // Writes `reply` for the current request; must run on the session's strand.
   void WriteReply(HttpReply reply);
 
-  boost::beast::tcp_stream::executor_type executor() { return stream_.get_executor(); }
+  auto executor() { return stream_.get_executor(); }
   // The current request's record; on the session's strand only.
   RequestRecord* record() { return &record_; }
 
  private:
   void ReadHeader();
+  void OnHandshake(boost::beast::error_code ec);
   void OnHeader(boost::beast::error_code ec);
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
@@ -57,7 +63,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DiscardAndClose();
   void Close();
 
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::string response_head_;  // reused: the status line and header fields
@@ -72,6 +78,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Records the finished request; adds its id to the reply headers.
   void FinishRecord(HttpReply& reply);
 };
+
+using PlainStream = boost::beast::tcp_stream;
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using HttpSession = BasicHttpSession<PlainStream>;
+using HttpsSession = BasicHttpSession<TlsStream>;
+extern template class BasicHttpSession<PlainStream>;
+extern template class BasicHttpSession<TlsStream>;
 
 }  // namespace inferd
 

@@ -26,6 +26,8 @@ struct HttpRequestView {
   std::string* body = nullptr;
   // Request headers, views into the connection's buffers.
   std::vector<std::pair<std::string_view, std::string_view>> headers;
+  // The caller's tenant's default queue priority (auth/tenant.h); 0: none.
+  int tenant_priority = 0;
 
   // The value of header `name` (case-insensitive), empty when absent.
   std::string_view Header(std::string_view name) const;
