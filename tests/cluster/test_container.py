@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -50,8 +51,9 @@ def image():
             f"(base image included when it was missing)")
     print("\n" + line)
     if out := results_path("container.txt"):
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", build.stdout)  # build-image's bold
         out.write_text(line + "\n" + "\n".join(
-            l for l in build.stdout.splitlines() if "[build-image]" in l) + "\n")
+            l for l in plain.splitlines() if "[build-image]" in l) + "\n")
     yield IMAGE
 
 
