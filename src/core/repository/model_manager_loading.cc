@@ -598,7 +598,8 @@ void ModelManager::HousekeepingLoop() {
               ++it;
               continue;
             }
-            callbacks.push_back([done = std::move(it->done), name, version] {
+            // Named copies: clang 14 cannot capture structured bindings.
+            callbacks.push_back([done = std::move(it->done), name = name, version = version] {
               done(absl::DeadlineExceededError(
                   StrCat("model '", name, "' version ", version,
                          " is still loading and the request's timeout has passed")));
