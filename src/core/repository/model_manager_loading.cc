@@ -599,10 +599,10 @@ void ModelManager::HousekeepingLoop() {
               ++it;
               continue;
             }
-            // Captured by copy under new names: clang 14 cannot capture structured bindings.
-            callbacks.push_back([done = std::move(it->done), model = name, number = version] {
+            // Named copies: clang 14 cannot capture structured bindings.
+            callbacks.push_back([done = std::move(it->done), name = name, version = version] {
               done(absl::DeadlineExceededError(
-                  StrCat("model '", model, "' version ", number,
+                  StrCat("model '", name, "' version ", version,
                          " is still loading and the request's timeout has passed")));
             });
             it = v.waiters.erase(it);
