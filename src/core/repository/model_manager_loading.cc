@@ -267,7 +267,8 @@ void ModelManager::LoaderLoop() {
     LoadJob job;
     {
       MutexLock lock(&mu_);
-      work_.Wait(&mu_, [&] { return stopping_ || !jobs_.empty(); });
+      work_.Wait(&mu_,
+                 [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -585,7 +586,7 @@ void ModelManager::HousekeepingLoop() {
     {
       MutexLock lock(&mu_);
       work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
-                      [&] { return stopping_; });
+                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
       if (stopping_) return;
       dropped.swap(graveyard_);
       const TimePoint now = options_.time->Now();
