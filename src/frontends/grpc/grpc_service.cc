@@ -136,8 +136,8 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
   ctx_.models->LoadAsync(
       request->model_name(), [reactor, name = request->model_name()](absl::Status status) {
         if (!status.ok()) {
-          status = absl::Status(status.code(),
-                                StrCat("load of '", name, "' failed: ", status.message()));
+          status = absl::Status(status.code(), StrCat("load of '", EscapeForLog(name, 64),
+                                                      "' failed: ", status.message()));
         }
         reactor->Finish(ToGrpcStatus(status));
       });

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "common/client_paths.h"
 #include "frontends/grpc/grpc_inference.h"
 
 namespace inferd {
@@ -27,7 +28,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
   SubmitGrpcInference(*ctx_, request_, infer, [this, response](const absl::Status& status) {
     if (!status.ok()) {
       (*response)->clear_infer_response();
-      (*response)->set_error_message(std::string(status.message()));
+      (*response)->set_error_message(WithoutServerPaths(std::string(status.message())));
     }
     Respond(std::move(*response));
   });
