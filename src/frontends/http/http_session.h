@@ -14,6 +14,7 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
@@ -31,8 +32,18 @@ struct SessionShared {
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
   std::chrono::seconds idle_timeout{120};
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds body_timeout{60};
   RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
+  // Where requests with a body over kOffloadBodyBytes are handed to the router: parsing a
+  // 60 MB JSON body took the I/O thread for a third of a second, and every other connection
+  // on it waited. Null: on the I/O thread.
+  boost::asio::thread_pool* large_body_pool = nullptr;
 };
+
+// Bodies above this are decoded off the I/O thread, and the memory their decoding used is
+// returned to the kernel after the reply.
+inline constexpr size_t kOffloadBodyBytes = 1u << 20;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
@@ -49,6 +60,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
  private:
   void ReadHeader();
+  void ReadHeaderWithin(std::chrono::seconds timeout);
   void OnHeader(boost::beast::error_code ec);
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
@@ -66,6 +78,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
+  bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
   RequestRecord record_;
   // Starts the record of a request that has been read (or rejected while reading).
   void BeginRecord(std::string_view method, std::string_view path, std::string_view id_header);
