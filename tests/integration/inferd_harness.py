@@ -113,6 +113,9 @@ class InferdServer:
             self.port = free_port()
             self.grpc_port = free_port()
             env = dict(self.extra_env)
+            # inferd's SIGTERM drain period (5 s by default) would add its length to every
+            # test's teardown; the drain tests set it themselves.
+            env.setdefault("INFERD_DRAIN_SECONDS", "0")
             if not self.port_flag:
                 env.setdefault("INFERD_HTTP_PORT", str(self.port))
                 env.setdefault("INFERD_GRPC_PORT", str(self.grpc_port))
