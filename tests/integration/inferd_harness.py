@@ -16,10 +16,11 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import requests
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INFERD_BINARY = Path(os.environ.get("INFERD_BINARY", REPO_ROOT / "build" / "inferd"))
@@ -189,6 +190,16 @@ class InferdServer:
 
 class _PortTaken(Exception):
     pass
+
+
+def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
+    """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
+    writes it back (block style, keys in their order). Returns the new config."""
+    path = Path(model_dir) / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None))
+    return config
 
 
 def make_repository(root: Path, models: dict[str, str]) -> Path:
