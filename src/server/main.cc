@@ -14,6 +14,7 @@
 
 #include "backends/onnx/onnx_backend.h"
 #include "backends/torch/torch_backend.h"
+#include "common/client_paths.h"
 #include "common/cores.h"
 #include "core/repository/model_manager.h"
 #include "frontends/grpc/grpc_server.h"
@@ -107,6 +108,7 @@ int Run(const ServerOptions& options) {
     return 2;
   }
   lifecycle->observers = &metrics;
+  HideFolderFromClients(options.model_repository);
   ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
@@ -148,6 +150,8 @@ int Run(const ServerOptions& options) {
   http.io_threads =
       options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   http.max_request_bytes = options.max_request_bytes;
+  http.header_timeout = std::chrono::seconds(options.header_timeout_s);
+  http.body_timeout = std::chrono::seconds(options.body_timeout_s);
   http.drain_timeout = std::chrono::seconds(options.shutdown_timeout_s);
   http.recorder = &recorder;
   http.busy_poll = std::chrono::microseconds(options.busy_poll_us);

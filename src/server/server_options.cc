@@ -65,6 +65,17 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_MAX_REQUEST_BYTES")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 34))
       ->capture_default_str();
+  app.add_option("--header-timeout", options.header_timeout_s,
+                 "Seconds a client has to send a request's header, from its first byte (and "
+                 "a new connection's first header from the connect); then it is closed")
+      ->envname("INFERD_HEADER_TIMEOUT")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--body-timeout", options.body_timeout_s,
+                 "Seconds a client has to send a request's body after its header")
+      ->envname("INFERD_BODY_TIMEOUT")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   app.add_option("--default-model", options.default_model,
                  "Model that POST /predict uses without ?model= (default: the only model)")
       ->envname("INFERD_DEFAULT_MODEL");

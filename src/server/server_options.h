@@ -17,6 +17,9 @@ struct ServerOptions {
   uint16_t grpc_port = 8081;  // inference.GRPCInferenceService + grpc.health.v1.Health
   int http_threads = 0;       // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
+  // Seconds a request's header may take from its first byte, and its body after the header.
+  int header_timeout_s = 10;
+  int body_timeout_s = 60;
   std::string default_model;
   std::string log_level = "info";
   int intra_op_threads = 0;  // 0: one per available core

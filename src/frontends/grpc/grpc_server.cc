@@ -1,7 +1,10 @@
 #include "frontends/grpc/grpc_server.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
+#include <grpc/grpc.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
@@ -37,8 +40,14 @@ absl::Status GrpcServer::Start() {
     credentials = grpc::SslServerCredentials(tls);
   }
   builder.AddListeningPort(StrCat(host, ":", options_.port), credentials, &bound_port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  // gRPC takes an int: --max-request-bytes goes up to 16 GiB, and a cast of 4 GiB gave 0.
+  const int max_message = static_cast<int>(
+      std::min<size_t>(options_.max_message_bytes, std::numeric_limits<int>::max()));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  // Request metadata (headers) beyond 16 KiB is refused before any handler runs; gRPC's own
+  // default depends on the version.
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 * 1024);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {

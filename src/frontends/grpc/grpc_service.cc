@@ -214,8 +214,8 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
                               permit = std::move(grant.permit)](absl::Status status) {
         if (permit) permit->Finish(status.code());
         if (!status.ok()) {
-          status = absl::Status(status.code(),
-                                StrCat("load of '", name, "' failed: ", status.message()));
+          status = absl::Status(status.code(), StrCat("load of '", EscapeForLog(name, 64),
+                                                      "' failed: ", status.message()));
         }
         reactor->Finish(ToGrpcStatus(status));
       });

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -48,7 +50,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
       code = grpc::StatusCode::UNKNOWN;
       break;
   }
-  return grpc::Status(code, std::string(status.message()));
+  return grpc::Status(
+      code, WithoutServerPaths(std::string_view(status.message().data(), status.message().size())));
 }
 
 }  // namespace inferd

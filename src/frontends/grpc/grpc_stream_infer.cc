@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "common/client_paths.h"
 #include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_inference.h"
 
@@ -44,7 +45,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
         if (permit) permit->Finish(status.code());
         if (!status.ok()) {
           (*response)->clear_infer_response();
-          (*response)->set_error_message(std::string(status.message()));
+          (*response)->set_error_message(WithoutServerPaths(std::string(status.message())));
         }
         Respond(std::move(*response));
       },

@@ -1,5 +1,7 @@
 #include "frontends/http/http_server.h"
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -33,7 +35,10 @@ class HttpServer::Impl {
     shared_.draining = draining;
     shared_.max_request_bytes = options_.max_request_bytes;
     shared_.idle_timeout = options_.idle_timeout;
+    shared_.header_timeout = options_.header_timeout;
+    shared_.body_timeout = options_.body_timeout;
     shared_.recorder = options_.recorder;
+    shared_.large_body_pool = &large_body_pool_;
   }
 
   ~Impl() { StopThreads(); }
@@ -79,6 +84,7 @@ class HttpServer::Impl {
     asio::post(io_, [this] {
       boost::system::error_code ignored;
       acceptor_.close(ignored);
+      accept_retry_.cancel();
     });
     const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
     bool drained = true;
@@ -116,21 +122,41 @@ class HttpServer::Impl {
   }
 
   void Accept() {
-    acceptor_.async_accept(
-        asio::make_strand(io_), [this](boost::system::error_code ec, tcp::socket socket) {
-          if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-          if (!ec) {
-            socket.set_option(tcp::no_delay(true), ec);
-            if (shared_.tls != nullptr) {
-              std::make_shared<HttpsSession>(std::move(socket), &shared_)->Start();
-            } else {
-              std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
-            }
-          } else {
-            spdlog::warn("accept failed: {}", ec.message());
-          }
-          Accept();
-        });
+    acceptor_.async_accept(asio::make_strand(io_),
+                           [this](boost::system::error_code ec, tcp::socket socket) {
+                             if (ec == asio::error::operation_aborted || !acceptor_.is_open())
+                               return;
+                             if (ec) return AcceptFailed(ec);
+                             accept_backoff_ = std::chrono::milliseconds::zero();
+                             socket.set_option(tcp::no_delay(true), ec);
+                             if (shared_.tls != nullptr) {
+                               std::make_shared<HttpsSession>(std::move(socket), &shared_)->Start();
+                             } else {
+                               std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
+                             }
+                             Accept();
+                           });
+  }
+
+  // Out of file descriptors (EMFILE, ENFILE) or memory, accept fails at once for as long as
+  // the condition lasts: retrying at once spun a core and wrote a log line per try. Wait
+  // instead, doubling from 10 ms to 1 s, and log once per second at most.
+  void AcceptFailed(boost::system::error_code ec) {
+    ++accept_failures_;
+    accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(10),
+                                 std::chrono::milliseconds(1000));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_accept_log_ >= std::chrono::seconds(1)) {
+      spdlog::warn("accept failed: {} ({} failure(s) since the last report); retrying in {} ms",
+                   ec.message(), accept_failures_, accept_backoff_.count());
+      accept_failures_ = 0;
+      last_accept_log_ = now;
+    }
+    accept_retry_.expires_after(accept_backoff_);
+    accept_retry_.async_wait([this](boost::system::error_code wait_ec) {
+      if (wait_ec || !acceptor_.is_open()) return;
+      Accept();
+    });
   }
 
   void RunIoThread() {
@@ -161,6 +187,8 @@ class HttpServer::Impl {
       if (thread.joinable()) thread.join();
     }
     threads_.clear();
+    large_body_pool_.stop();
+    large_body_pool_.join();
   }
 
   const HttpServerOptions options_;
@@ -169,6 +197,13 @@ class HttpServer::Impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_{io_};
+  // Touched only by the accept chain (one handler at a time).
+  std::chrono::milliseconds accept_backoff_{0};
+  int64_t accept_failures_ = 0;
+  std::chrono::steady_clock::time_point last_accept_log_{};
+  // One thread: large bodies are rare, and decoding two at once would only double the peak
+  // memory. Declared before shared_, which points at it.
+  boost::asio::thread_pool large_body_pool_{1};
   SessionShared shared_;
   std::vector<std::thread> threads_;
 };

@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/strings.h"
+#include "core/memory/process_memory.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
 #include "observability/request_outcome.h"
@@ -101,8 +102,10 @@ void BasicHttpSession<Stream>::Start() {
                                     [self](beast::error_code ec) { self->OnHandshake(ec); });
     });
   } else {
-    asio::dispatch(stream_.get_executor(),
-                   [self = this->shared_from_this()] { self->ReadHeader(); });
+    // A new connection owes its first header at once: only kept-alive ones may idle.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->ReadHeaderWithin(self->shared_->header_timeout);
+    });
   }
 }
 
@@ -112,14 +115,28 @@ void BasicHttpSession<Stream>::OnHandshake(beast::error_code ec) {
     spdlog::debug("TLS handshake failed: {}", ec.message());
     return Close();
   }
-  ReadHeader();
+  ReadHeaderWithin(shared_->header_timeout);
 }
 
 template <class Stream>
 void BasicHttpSession<Stream>::ReadHeader() {
+  if (buffer_.size() > 0) return ReadHeaderWithin(shared_->header_timeout);  // pipelined
+  beast::get_lowest_layer(stream_).expires_after(shared_->idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kSmallBody),
+                          [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
+                            if (ec) return self->Close();
+                            self->buffer_.commit(bytes);
+                            self->ReadHeaderWithin(self->shared_->header_timeout);
+                          });
+}
+
+// Between requests a connection may idle (idle_timeout) until the next request's first
+// bytes arrive; from then on its header has header_timeout, as a new connection's has.
+template <class Stream>
+void BasicHttpSession<Stream>::ReadHeaderWithin(std::chrono::seconds timeout) {
   parser_.emplace();
   parser_->body_limit(shared_->max_request_bytes);
-  beast::get_lowest_layer(stream_).expires_after(shared_->idle_timeout);
+  beast::get_lowest_layer(stream_).expires_after(timeout);
   http::async_read_header(
       stream_, buffer_, *parser_,
       [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -166,6 +183,7 @@ void BasicHttpSession<Stream>::ReadBody() {
   if (const auto length = parser_->content_length(); length && *length > kSmallBody) {
     buffer_.reserve(static_cast<size_t>(std::min<uint64_t>(*length, kLargeReadChunk)));
   }
+  beast::get_lowest_layer(stream_).expires_after(shared_->body_timeout);
   http::async_read(
       stream_, buffer_, *parser_,
       [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
@@ -197,8 +215,16 @@ void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
   }
   BeginRecord(std::string_view(request.method_string().data(), request.method_string().size()),
               view.path, view.Header(kRequestIdHeader));
-  shared_->router->Dispatch(
-      view, std::make_shared<SessionResponder<BasicHttpSession>>(this->shared_from_this()));
+  auto responder = std::make_shared<SessionResponder<BasicHttpSession>>(this->shared_from_this());
+  large_body_ = request.body().size() > kOffloadBodyBytes;
+  if (large_body_ && shared_->large_body_pool != nullptr) {
+    // The session reads nothing more until the reply, so the view's buffers stay put.
+    asio::post(*shared_->large_body_pool,
+               [router = shared_->router, view = std::move(view),
+                responder = std::move(responder)] { router->Dispatch(view, responder); });
+    return;
+  }
+  shared_->router->Dispatch(view, std::move(responder));
 }
 
 template <class Stream>
@@ -265,6 +291,15 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
   // back a large read buffer so that idle keep-alive connections stay small.
   parser_.reset();
   std::string().swap(response_body_);
+  if (large_body_) {
+    large_body_ = false;
+    // A large JSON body's parser memory (about ten times the body) is free now, but the
+    // allocator keeps freed pages (jemalloc never decays here, for speed): without a purge
+    // one 60 MB body left the process hundreds of MB larger for good.
+    if (shared_->large_body_pool != nullptr) {
+      asio::post(*shared_->large_body_pool, [] { ReleaseFreedMemory(); });
+    }
+  }
   if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
     buffer_.shrink_to_fit();
     buffer_.reserve(kSmallBody);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -32,9 +33,19 @@ struct SessionShared {
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
   std::chrono::seconds idle_timeout{120};
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds body_timeout{60};
   RequestRecorder* recorder = nullptr;       // metrics and access log; null: none
   boost::asio::ssl::context* tls = nullptr;  // set: connections speak TLS (HttpsSession)
+  // Where requests with a body over kOffloadBodyBytes are handed to the router: parsing a
+  // 60 MB JSON body took the I/O thread for a third of a second, and every other connection
+  // on it waited. Null: on the I/O thread.
+  boost::asio::thread_pool* large_body_pool = nullptr;
 };
+
+// Bodies above this are decoded off the I/O thread, and the memory their decoding used is
+// returned to the kernel after the reply.
+inline constexpr size_t kOffloadBodyBytes = 1u << 20;
 
 // `Stream` is a plain TCP stream or a TLS stream over one (HttpSession, HttpsSession); the
 // plaintext session is exactly the code it was before TLS existed, so TLS costs it nothing.
@@ -55,6 +66,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
  private:
   void ReadHeader();
   void OnHandshake(boost::beast::error_code ec);
+  void ReadHeaderWithin(std::chrono::seconds timeout);
   void OnHeader(boost::beast::error_code ec);
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
@@ -72,6 +84,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
+  bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
   RequestRecord record_;
   // Starts the record of a request that has been read (or rejected while reading).
   void BeginRecord(std::string_view method, std::string_view path, std::string_view id_header);

@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 
 std::string_view HttpRequestView::Header(std::string_view name) const {
@@ -48,7 +50,9 @@ unsigned HttpStatusFor(absl::StatusCode code) {
   }
 }
 
-HttpReply ErrorReply(unsigned http_status, std::string_view message) {
+HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
+  // Every error body is written here: no server folder reaches a client.
+  const std::string message = WithoutServerPaths(raw_message);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();
