@@ -113,7 +113,8 @@ absl::StatusOr<Shape> ParseDims(const FieldReader& reader, const YAML::Node& nod
 absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& reader,
                                                          const YAML::Node& node,
                                                          const std::string& field) {
-  if (!node) return reader.Error(field, "is required");
+  // Left out: the backend reads the signature from the model file (or says what to add).
+  if (!node) return std::vector<TensorSpec>{};
   if (!node.IsSequence() || node.size() == 0) {
     return reader.Error(field, "must be a non-empty list");
   }
@@ -160,8 +161,9 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
     InstanceGroup group;
     if (node[i]["count"]) {
       ASSIGN_OR_RETURN(int64_t count, reader.Integer(node[i]["count"], item + ".count"));
-      if (count < 1 || count > 64) {
-        return reader.Error(item + ".count", StrCat("must be 1..64, got ", count));
+      if (count < 1 || count > kMaxInstancesPerModel) {
+        return reader.Error(item + ".count",
+                            StrCat("must be 1..", kMaxInstancesPerModel, ", got ", count));
       }
       group.count = static_cast<int>(count);
     }
@@ -182,6 +184,15 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
                  "model under a second name for another device)"));
     }
     groups.push_back(std::move(group));
+    // Many groups of 64 would still make a thread each: the bound is on the model's total.
+    int64_t total = 0;
+    for (const InstanceGroup& g : groups) total += g.count;
+    if (total > kMaxInstancesPerModel) {
+      return reader.Error("instances", StrCat("ask for ", total,
+                                              " execution instances in all; a "
+                                              "model may have at most ",
+                                              kMaxInstancesPerModel));
+    }
   }
   return groups;
 }
@@ -209,8 +220,17 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
   // A bare `dynamic_batching:` turns batching on with every default.
   if (!node.IsNull()) {
     RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",
-                                     {"max_queue_delay_us", "preferred_batch_sizes",
+                                     {"enabled", "max_queue_delay_us", "preferred_batch_sizes",
                                       "preserve_ordering", "auto_tune", "latency_slo_ms"}));
+    if (node["enabled"]) {
+      ASSIGN_OR_RETURN(bool enabled, reader.Bool(node["enabled"], "dynamic_batching.enabled"));
+      if (!enabled) {
+        if (node.size() > 1) {
+          return reader.Error("dynamic_batching", "enabled: false takes no other settings");
+        }
+        return batching;  // every request runs alone
+      }
+    }
   }
   if (max_batch_size == 0) {
     return reader.Error("dynamic_batching",

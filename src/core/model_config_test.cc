@@ -120,6 +120,15 @@ TEST(ModelConfigTest, FullShapePrependsBatchDimensionOnlyWhenBatched) {
   EXPECT_THAT(config.FullShape(spec), ElementsAre(-1));
 }
 
+TEST(ModelConfigTest, RefusesMoreExecutionInstancesThanAModelMayHave) {
+  const std::string base = WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n");
+  EXPECT_THAT(ErrorOf(base + "instances: [{count: 100000}]\n"),
+              HasSubstr("instances[0].count: must be 1..64, got 100000"));
+  EXPECT_THAT(ErrorOf(base + "instances: [{count: 64}, {count: 64}]\n"),
+              HasSubstr("128 execution instances in all; a model may have at most 64"));
+  EXPECT_TRUE(Parse(base + "instances: [{count: 32}, {count: 32}]\n").ok());
+}
+
 TEST(ModelConfigTest, RejectsUnknownTopLevelKey) {
   EXPECT_THAT(
       ErrorOf("max_batchsize: 4\n" + WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n")),
@@ -144,14 +153,18 @@ TEST(ModelConfigTest, RejectsEmptyBackend) {
       AllOf(StartsWith(kSource), HasSubstr("backend: must be a non-empty string")));
 }
 
-TEST(ModelConfigTest, RejectsMissingInputs) {
-  EXPECT_THAT(ErrorOf(std::string("backend: torch\n") + kMinimalOutputs),
-              AllOf(StartsWith(kSource), HasSubstr("inputs: is required")));
-}
-
-TEST(ModelConfigTest, RejectsMissingOutputs) {
-  EXPECT_THAT(ErrorOf("backend: torch\ninputs:\n  - {name: x, datatype: FP32, dims: [1]}\n"),
-              AllOf(StartsWith(kSource), HasSubstr("outputs: is required")));
+// Left out, the signature is read from the model file at load (Triton's auto-complete), or
+// the backend says what to add (model_loader.cc, config_completer.h).
+TEST(ModelConfigTest, MissingInputsOrOutputsAreLeftToTheModelFile) {
+  absl::StatusOr<ModelConfig> no_inputs = Parse(std::string("backend: onnx\n") + kMinimalOutputs);
+  ASSERT_TRUE(no_inputs.ok()) << no_inputs.status();
+  EXPECT_THAT(no_inputs->inputs, IsEmpty());
+  EXPECT_EQ(no_inputs->outputs.size(), 1u);
+  absl::StatusOr<ModelConfig> bare = Parse("backend: onnx\n");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_THAT(bare->inputs, IsEmpty());
+  EXPECT_THAT(bare->outputs, IsEmpty());
+  EXPECT_EQ(bare->max_batch_size, 0);
 }
 
 TEST(ModelConfigTest, RejectsEmptyInputList) {
@@ -368,6 +381,22 @@ TEST(ModelConfigTest, BareDynamicBatchingKeyEnablesItWithDefaults) {
   absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching:\n"));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->dynamic_batching.enabled);
+}
+
+TEST(ModelConfigTest, EnabledFalseTurnsBatchingOff) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {enabled: false}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.auto_tune);
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {enabled: false, auto_tune: true}\n")),
+              HasSubstr("dynamic_batching: enabled: false takes no other settings"));
+}
+
+TEST(ModelConfigTest, ExplicitDynamicBatchingIsKeptAsWritten) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.auto_tune);
 }
 
 TEST(ModelConfigTest, DefaultPriorityIsTheLowestLevel) {

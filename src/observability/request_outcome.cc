@@ -10,6 +10,8 @@ RequestOutcome OutcomeForStatus(absl::StatusCode code) {
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kUnauthenticated:  // a missing or wrong key is the client's fault
+    case absl::StatusCode::kPermissionDenied:
       return RequestOutcome::kBadInput;
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kUnavailable:
@@ -48,6 +50,10 @@ absl::StatusCode StatusCodeForHttp(unsigned http_status) {
       return absl::StatusCode::kDeadlineExceeded;
     case 404:
       return absl::StatusCode::kNotFound;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
     case 501:
       return absl::StatusCode::kUnimplemented;
     default:

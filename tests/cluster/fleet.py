@@ -33,6 +33,17 @@ def free_port() -> int:
             return port
 
 
+def results_path(name: str) -> Path | None:
+    """Where a test keeps its figures when INFERD_CLUSTER_RESULTS names a folder (the runs
+    bench/results/ quotes), else None."""
+    import os
+    folder = os.environ.get("INFERD_CLUSTER_RESULTS")
+    if not folder:
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder) / name
+
+
 def wait_ready(url: str, proc: subprocess.Popen | None, timeout_s: float = READY_TIMEOUT_S,
                log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout_s

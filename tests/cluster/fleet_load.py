@@ -121,8 +121,22 @@ class LoadResult:
                          f"upstream {o.upstream or '-'}  {o.error}")
         return "\n".join(lines)
 
+    def windows(self, seconds: float = 5.0) -> list[dict]:
+        """Per window of scheduled time: requests, failures, p50/p99 — where a slowdown was."""
+        rows: dict[int, list[Outcome]] = {}
+        for o in self.outcomes:
+            rows.setdefault(int(o.scheduled_s // seconds), []).append(o)
+        out = []
+        for k in sorted(rows):
+            lat = sorted(o.latency_ms for o in rows[k])
+            out.append({"from_s": k * seconds, "requests": len(lat),
+                        "failed": sum(1 for o in rows[k] if o.error),
+                        "p50_ms": round(float(np.percentile(lat, 50)), 2),
+                        "p99_ms": round(float(np.percentile(lat, 99)), 2)})
+        return out
+
     def to_json(self) -> dict:
-        return {"summary": self.summary(), "events": self.events,
+        return {"summary": self.summary(), "events": self.events, "windows": self.windows(),
                 "failures": [asdict(o) for o in self.failures]}
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import time
 
 import pytest
 import requests
 
-from fleet import free_port, wait_ready
+from fleet import free_port, results_path, wait_ready
 from inferd_harness import REPO_ROOT
 from lifecycle_helpers import assert_sample_output, sample_request
 
@@ -46,8 +47,13 @@ def image():
     if old and old != new:
         _docker("rmi", old, check=False)  # the previous build of this tag, now dangling
     size = int(_docker("image", "inspect", "-f", "{{.Size}}", IMAGE).stdout)
-    print(f"\nimage {IMAGE}: {size / 2**20:.0f} MiB, built in {seconds:.0f} s "
-          f"(base image included when it was missing)")
+    line = (f"image {IMAGE}: {size / 2**20:.0f} MiB, built in {seconds:.0f} s "
+            f"(base image included when it was missing)")
+    print("\n" + line)
+    if out := results_path("container.txt"):
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", build.stdout)  # build-image's bold
+        out.write_text(line + "\n" + "\n".join(
+            l for l in plain.splitlines() if "[build-image]" in l) + "\n")
     yield IMAGE
 
 
@@ -86,6 +92,10 @@ def test_cpu_image_serves_the_demo_models_and_stops_cleanly(image):
         assert state["ExitCode"] == 0 and not state["OOMKilled"], (state, logs.stdout[-3000:])
         assert DRAIN_S - 0.5 <= took < DRAIN_S + 10, f"docker stop took {took:.1f} s"
         assert "drain period over" in logs.stdout + logs.stderr
-        print(f"docker stop: exit 0 after {took:.1f} s (drain {DRAIN_S} s)")
+        line = f"docker stop: exit 0 after {took:.1f} s (drain {DRAIN_S} s)"
+        print(line)
+        if out := results_path("container.txt"):
+            with open(out, "a") as f:
+                f.write(line + "\n")
     finally:
         _docker("rm", "-fv", CONTAINER, check=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import requests
 
-from fleet import NginxPool, Replica, chash_owner
+from fleet import NginxPool, Replica, chash_owner, results_path
 from lifecycle_helpers import assert_sample_output, copy_model, lifecycle, sample_request
 
 PER_REPLICA = 3  # models one replica's budget holds
@@ -84,10 +84,11 @@ def test_model_affinity_holds_more_models_than_one_replica_fits(fleet, tmp_path,
     _traffic(pool, names, rounds=3)
     placement = {r.http_address: _loaded(r) for r in replicas}
     counters = {r.name: _counters(r) for r in replicas}
-    print(f"\naffinity: {len(names)} models, budget {budget} B per replica "
-          f"({PER_REPLICA} x {size} B + half); loaded per replica: "
-          f"{ {r.name: sorted(placement[r.http_address]) for r in replicas} }; counters "
-          f"{ {k: {c: v[c] for c in ('loads', 'evictions', 'reloads')} for k, v in counters.items()} }")
+    lines = [f"affinity: {len(names)} models, budget {budget} B per replica "
+             f"({PER_REPLICA} x {size} B + half); loaded per replica: "
+             f"{ {r.name: sorted(placement[r.http_address]) for r in replicas} }; counters "
+             f"{ {k: {c: v[c] for c in ('loads', 'evictions', 'reloads')} for k, v in counters.items()} }"]
+    print("\n" + lines[0])
     for r in replicas:
         assert placement[r.http_address] == set(homes[r.http_address]), (r.name, placement)
         assert counters[r.name]["evictions"] == 0, counters
@@ -100,7 +101,10 @@ def test_model_affinity_holds_more_models_than_one_replica_fits(fleet, tmp_path,
     pool.reload(replicas, "least_conn")
     _traffic(pool, names + names[:1], rounds=2)
     churn = sum(_counters(r)["evictions"] for r in replicas)
-    print(f"least_conn, same traffic (2 rounds): {churn} evictions across the fleet")
+    lines.append(f"least_conn, same traffic (2 rounds): {churn} evictions across the fleet")
+    print(lines[-1])
+    if out := results_path("fleet-affinity.txt"):
+        out.write_text("\n".join(lines) + "\n")
     assert churn > 0
 
 

@@ -10,7 +10,7 @@ import json
 import threading
 import time
 
-from fleet import NginxPool, Replica
+from fleet import NginxPool, Replica, results_path
 from fleet_load import FleetLoad, Target
 from inferd_harness import DEMO_MODELS, make_repository
 
@@ -64,6 +64,9 @@ def test_kill_and_rolling_restart_under_load_lose_no_request(fleet, tmp_path, ng
     report = result.report()
     print("\n" + report)
     (tmp_path / "fleet-chaos.json").write_text(json.dumps(result.to_json(), indent=2))
+    if out := results_path("fleet-chaos.json"):
+        out.write_text(json.dumps(result.to_json(), indent=2))
+        out.with_suffix(".txt").write_text(report + "\n")
 
     assert not errors, errors
     assert exit_codes == [0, 0, 0], f"exit codes after SIGTERM: {exit_codes}"

@@ -16,10 +16,11 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import requests
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INFERD_BINARY = Path(os.environ.get("INFERD_BINARY", REPO_ROOT / "build" / "inferd"))
@@ -81,20 +82,23 @@ class InferdServer:
     """One inferd process. `start()` returns once GET /v2/health/ready answers 200."""
 
     def __init__(self, repository: Path | None, log_path: Path, args: list[str] | None = None,
-                 env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd"):
+                 env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd",
+                 tls_ca: Path | None = None):
         self.repository = repository
         self.log_path = log_path
         self.args = list(args or [])
         self.extra_env = dict(env or {})
         self.port_flag = port_flag
         self.name = name
+        # With TLS (--tls-cert-file): the CA certificate that clients trust.
+        self.tls_ca = tls_ca
         self.port: int | None = None
         self.grpc_port: int | None = None
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls_ca else 'http'}://127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
         cmd = [str(INFERD_BINARY)]
@@ -145,7 +149,8 @@ class InferdServer:
                 raise RuntimeError(f"inferd exited with code {self.proc.returncode} before it "
                                    f"was ready; its log:\n{log}")
             try:
-                if requests.get(self.url + "/v2/health/ready", timeout=2).status_code == 200:
+                if requests.get(self.url + "/v2/health/ready", timeout=2,
+                                verify=str(self.tls_ca) if self.tls_ca else True).status_code == 200:
                     return
             except requests.RequestException:
                 pass
@@ -176,19 +181,33 @@ class InferdServer:
 
     def get(self, path: str, **kwargs) -> requests.Response:
         kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        if self.tls_ca:
+            kwargs.setdefault("verify", str(self.tls_ca))
         return requests.get(self.url + path, **kwargs)
 
     def post(self, path: str, body: Any = None, raw: str | bytes | None = None,
              session: requests.Session | None = None, **kwargs) -> requests.Response:
         kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        if self.tls_ca:
+            kwargs.setdefault("verify", str(self.tls_ca))
         data = raw if raw is not None else json.dumps(body)
         sender = session if session is not None else requests
-        return sender.post(self.url + path, data=data,
-                           headers={"Content-Type": "application/json"}, **kwargs)
+        headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+        return sender.post(self.url + path, data=data, headers=headers, **kwargs)
 
 
 class _PortTaken(Exception):
     pass
+
+
+def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
+    """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
+    writes it back (block style, keys in their order). Returns the new config."""
+    path = Path(model_dir) / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None))
+    return config
 
 
 def make_repository(root: Path, models: dict[str, str]) -> Path:

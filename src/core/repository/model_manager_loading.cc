@@ -31,6 +31,23 @@ absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
   return text.str();
 }
 
+// "backend: NAME" for a folder without config.yaml whose newest version folder holds the
+// model file of exactly one backend; nullopt otherwise.
+std::optional<std::string> ConfigFromModelFile(
+    const std::vector<std::unique_ptr<Backend>>& backends, const std::filesystem::path& dir) {
+  const std::vector<int64_t> versions = ScanVersionDirs(dir).versions;
+  if (versions.empty()) return std::nullopt;
+  const std::filesystem::path newest = dir / std::to_string(versions.back());
+  std::optional<std::string> found;
+  for (const auto& backend : backends) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(newest / backend->model_filename(), ec)) continue;
+    if (found) return std::nullopt;  // two engines' files: config.yaml must say which
+    found = StrCat("backend: ", backend->name(), "\n");
+  }
+  return found;
+}
+
 std::string Key(std::string_view name, int64_t version) { return StrCat(name, ":", version); }
 
 // A copy that shares no reference count with `status`: the loader thread drops its own
@@ -94,6 +111,13 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
                                    const std::vector<int64_t>* stable) {
   const std::filesystem::path config_path = entry.dir / "config.yaml";
   absl::StatusOr<std::string> text = ReadText(config_path);
+  std::error_code ec;
+  if (!text.ok() && !std::filesystem::exists(config_path, ec)) {
+    // Like Triton: a folder with only a model file serves, its signature read from the file.
+    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, entry.dir)) {
+      text = *generated;
+    }
+  }
   absl::StatusOr<ModelConfig> parsed =
       text.ok() ? ParseModelConfig(*text, name, config_path.string(), options_.defaults)
                 : absl::StatusOr<ModelConfig>(text.status());
@@ -126,7 +150,8 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
   auto config = std::make_shared<const ModelConfig>(*std::move(parsed));
   if (!entry.config || changed) entry.traffic = config->lifecycle.traffic;
   entry.lazy = options_.lazy_all || config->lifecycle.lazy;
-  entry.config = std::move(config);
+  // The same text parses to the same config: keeping it keeps what a load completed.
+  if (!entry.config || changed) entry.config = std::move(config);
 
   std::vector<int64_t> available;
   if (stable != nullptr) {
@@ -242,7 +267,8 @@ void ModelManager::LoaderLoop() {
     LoadJob job;
     {
       MutexLock lock(&mu_);
-      work_.Wait(&mu_, [&] { return stopping_ || !jobs_.empty(); });
+      work_.Wait(&mu_,
+                 [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -373,15 +399,37 @@ bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
 std::shared_ptr<BackendModel> ModelManager::FindSharedWeights(const std::string& sha256,
                                                               const ModelEntry& entry) const {
   for (const auto& [name, other] : models_) {
-    if (!other.config || other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry) ||
-        !SameEngineConfig(*other.config, *entry.config)) {
-      continue;
-    }
+    if (other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry)) continue;
     for (const auto& [version, v] : other.versions) {
-      if (v.state == ModelState::kReady && v.sha256 == sha256) return v.handle->backend_model();
+      // Compared with the config the engine was loaded with, not the entry's current one:
+      // on a reload after a config change the entry already holds the new config, and
+      // comparing it with itself kept the old engine (fp32 after `precision: bf16`).
+      if (v.state == ModelState::kReady && v.sha256 == sha256 && v.handle &&
+          SameEngineConfig(v.handle->config(), *entry.config)) {
+        return v.handle->backend_model();
+      }
     }
   }
   return nullptr;
+}
+
+absl::Status ModelManager::CheckInstanceCap(const std::string& name, int64_t version,
+                                            const ModelConfig& config) const {
+  int64_t running = 0;
+  for (const auto& [other_name, other] : models_) {
+    for (const auto& [other_version, v] : other.versions) {
+      if (!v.handle || (other_name == name && other_version == version)) continue;
+      running += v.handle->config().total_instances();
+    }
+  }
+  const int64_t wanted = config.total_instances();
+  if (running + wanted > options_.max_total_instances) {
+    return absl::ResourceExhaustedError(
+        StrCat("model '", name, "' asks for ", wanted, " execution instances and ", running,
+               " already run in this process, over its limit of ", options_.max_total_instances,
+               "; lower instances[].count here or in other models"));
+  }
+  return absl::OkStatus();
 }
 
 void ModelManager::RunLoadJob(const LoadJob& job) {
@@ -434,9 +482,10 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
   if (failure.ok()) {
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[job.name];
+    failure = CheckInstanceCap(job.name, job.version, *config);
     shared = FindSharedWeights(sha256, entry);
     const uint64_t needed = shared ? 0 : estimate;
-    failure = MakeRoom(device, needed, key, &dropped);
+    if (failure.ok()) failure = MakeRoom(device, needed, key, &dropped);
     if (failure.ok()) entry.versions[job.version].reserved_bytes = needed;
   }
   Release(&dropped);
@@ -483,6 +532,11 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
         ModelHandle old = std::move(v.handle);
         if (old) dropped.push_back(std::move(old));
         v.handle = ModelHandle(std::move(loaded));
+        if (entry.config == config && (config->inputs.empty() || config->outputs.empty())) {
+          // config.yaml left the signature to the model file: metadata now shows what the
+          // load read (the model's later versions are checked against it).
+          entry.config = std::make_shared<const ModelConfig>(v.handle->config());
+        }
         v.state = ModelState::kReady;
         v.reason.clear();
         v.memory_bytes = bytes;
@@ -555,7 +609,7 @@ void ModelManager::HousekeepingLoop() {
     {
       MutexLock lock(&mu_);
       work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
-                      [&] { return stopping_; });
+                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
       if (stopping_) return;
       dropped.swap(graveyard_);
       const TimePoint now = options_.time->Now();
@@ -568,7 +622,8 @@ void ModelManager::HousekeepingLoop() {
               ++it;
               continue;
             }
-            callbacks.push_back([done = std::move(it->done), name, version] {
+            // Named copies: clang 14 cannot capture structured bindings.
+            callbacks.push_back([done = std::move(it->done), name = name, version = version] {
               done(absl::DeadlineExceededError(
                   StrCat("model '", name, "' version ", version,
                          " is still loading and the request's timeout has passed")));

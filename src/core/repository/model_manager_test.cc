@@ -1,5 +1,7 @@
 #include "core/repository/model_manager.h"
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -21,6 +23,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -45,6 +48,9 @@ class DoublingModel : public BackendModel {
   const DataType output_type_;
 };
 
+// Engine loads by every FakeBackend (weight sharing skips the backend).
+std::atomic<int> fake_loads{0};
+
 // The backend "fake": a version folder must hold model.fake.
 class FakeBackend : public Backend {
  public:
@@ -53,6 +59,7 @@ class FakeBackend : public Backend {
   std::string_view model_filename() const override { return "model.fake"; }
 
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
+    ++fake_loads;
     const std::filesystem::path file = request.version_dir / model_filename();
     if (!std::filesystem::exists(file)) {
       return absl::NotFoundError(file.string() + ": missing");
@@ -78,10 +85,12 @@ outputs:
 class ModelManagerTest : public ::testing::Test {
  protected:
   // A manager over the temp repository with the fake backend (or none).
-  std::unique_ptr<ModelManager> LoadRepository(bool with_fake_backend = true) {
+  std::unique_ptr<ModelManager> LoadRepository(bool with_fake_backend = true,
+                                               ModelManagerOptions options = {}) {
     std::vector<std::unique_ptr<Backend>> backends;
     if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>());
-    auto manager = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
+    auto manager =
+        std::make_unique<ModelManager>(repo_.path(), std::move(backends), std::move(options));
     const absl::Status loaded = manager->LoadAll();
     EXPECT_TRUE(loaded.ok()) << loaded;
     return manager;
@@ -175,13 +184,26 @@ TEST_F(ModelManagerTest, BackendNotInThisBuildMakesModelUnavailable) {
                                      HasSubstr("not available in this build")));
 }
 
-TEST_F(ModelManagerTest, MissingConfigMakesModelUnavailable) {
-  WriteFile(repo_.path() / "noconfig" / "1" / "model.fake", "weights");
+TEST_F(ModelManagerTest, MissingConfigWithoutAModelFileMakesModelUnavailable) {
+  std::filesystem::create_directories(repo_.path() / "noconfig" / "1");
   std::unique_ptr<ModelManager> manager = LoadRepository();
   const std::vector<ModelStatus> index = manager->Index();
   ASSERT_EQ(index.size(), 1u);
   EXPECT_EQ(index[0].state, ModelState::kUnavailable);
   EXPECT_THAT(index[0].reason, AllOf(HasSubstr("config.yaml"), HasSubstr("cannot be read")));
+}
+
+// Without config.yaml the backend is known from the model file's name; one that cannot read
+// a signature from its files (the fake one) says what config.yaml must list.
+TEST_F(ModelManagerTest, MissingConfigWithAModelFileNamesTheSignatureToAdd) {
+  WriteFile(repo_.path() / "noconfig" / "1" / "model.fake", "weights");
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason,
+              AllOf(HasSubstr("noconfig/config.yaml: inputs: is required: the 'fake' backend "
+                              "cannot read the signature from model.fake")));
 }
 
 TEST_F(ModelManagerTest, ModelWithoutVersionFolderIsUnavailable) {
@@ -263,6 +285,66 @@ TEST_F(ModelManagerTest, ServedModelRejectsInvalidRequestThroughTheCallback) {
   model->Infer(std::move(request));
   EXPECT_TRUE(called);  // refused on this thread, before queueing
   EXPECT_EQ(response.status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Regression (issue 13, defect 3): the reload compared the new config with itself when
+// looking for an engine to share, so a changed config kept the old engine (a torch model
+// reloaded with `precision: bf16` kept serving fp32).
+TEST_F(ModelManagerTest, ReloadAfterAnEngineConfigChangeLoadsANewEngine) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const int loads = fake_loads.load();
+  ASSERT_TRUE(manager->Load("double").ok());
+  EXPECT_EQ(fake_loads.load(), loads) << "an unchanged config shares the loaded engine";
+  WriteFile(repo_.path() / "double" / "config.yaml",
+            std::string(kFakeConfig) + "parameters: {note: changed}\n");
+  ASSERT_TRUE(manager->Load("double").ok());
+  EXPECT_EQ(fake_loads.load(), loads + 1) << "a changed parameter must load a new engine";
+  ModelHandle model = manager->Acquire("double").value();
+  EXPECT_EQ(model->config().parameters.at("note"), "changed");
+}
+
+TEST_F(ModelManagerTest, LoadRefusesNamesThatAreNotFolderNames) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  for (const std::string& name : std::vector<std::string>{"..", "../double", "double/1", ".hidden",
+                                                          "a\nb", std::string(1000, 'd')}) {
+    const absl::Status status = manager->Load(name);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name << ": " << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("is not valid"));
+  }
+  const absl::Status missing = manager->Load("nothere");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.message()), Not(HasSubstr(repo_.path().string())));
+}
+
+TEST_F(ModelManagerTest, CapsTheExecutionInstancesOfTheWholeProcess) {
+  const std::string two = std::string(kFakeConfig) + "instances: [{count: 2}]\n";
+  AddModel("a", two, {"1"});
+  AddModel("b", two, {"1"});
+  ModelManagerOptions options;
+  options.max_total_instances = 3;
+  std::unique_ptr<ModelManager> manager = LoadRepository(true, std::move(options));
+  int ready = 0;
+  std::string reason;
+  for (const ModelStatus& status : manager->Index()) {
+    if (status.state == ModelState::kReady) {
+      ++ready;
+    } else {
+      reason = status.reason;
+    }
+  }
+  EXPECT_EQ(ready, 1);
+  EXPECT_THAT(reason, HasSubstr("over its limit of 3"));
+}
+
+TEST_F(ModelManagerTest, TimeoutsBeyondADayAreRefusedBeforeAnyArithmetic) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  absl::StatusCode code = absl::StatusCode::kOk;
+  manager->AcquireForInference("double", std::nullopt, INT64_MAX,
+                               [&](absl::StatusOr<ModelHandle> h) { code = h.status().code(); });
+  EXPECT_EQ(code, absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -71,8 +71,13 @@ void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
       PendingRequest pending;
       pending.enqueued = options_.time->Now();
       pending.rows = config_->batched() ? request->inputs.front().tensor.shape()[0] : 1;
-      pending.priority =
-          request->priority > 0 ? request->priority : options_.queue.default_priority();
+      if (request->priority > 0) {
+        pending.priority = request->priority;
+      } else if (request->fallback_priority > 0) {
+        pending.priority = std::min(request->fallback_priority, options_.queue.priority_levels);
+      } else {
+        pending.priority = options_.queue.default_priority();
+      }
       const int64_t timeout_us =
           request->timeout_us > 0 ? request->timeout_us : options_.queue.default_timeout_us;
       if (timeout_us > 0)
@@ -217,7 +222,19 @@ void Scheduler::Execute(std::vector<PendingRequest> batch) {
   times.compute_input = gathered - start;
   absl::StatusOr<std::vector<Tensor>> outputs =
       inputs.ok() ? model_->Execute(*inputs) : inputs.status();
+  const bool merged_and_failed = inputs.ok() && !outputs.ok() && batch.size() > 1;
   inputs = absl::CancelledError();  // release the merged inputs before answering
+  if (merged_and_failed) {
+    // One request's bad data (or a size the engine cannot take) must not fail the requests
+    // that happened to be batched with it: each runs again alone, and only the ones that
+    // fail alone get the error. Costs a second run of the batch's rows, on failure only.
+    for (PendingRequest& pending : batch) {
+      std::vector<PendingRequest> alone;
+      alone.push_back(std::move(pending));
+      Execute(std::move(alone));
+    }
+    return;
+  }
   const TimePoint executed = time.Now();
   times.compute_infer = executed - gathered;
   if (outputs.ok() && outputs->size() != config_->outputs.size()) {

@@ -33,7 +33,7 @@ void Record(RequestRecorder* recorder, const std::string& id, TimePoint received
 
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done) {
+                         std::function<void(const absl::Status&)> done, int tenant_priority) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
   const std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
@@ -49,6 +49,7 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
   if (!decoded.ok()) return fail(decoded.status());
+  (*decoded)->fallback_priority = tenant_priority;
 
   // As HTTP's AcquireAndSubmit: a lazy or evicted model loads first (bounded by the request's
   // timeout) on the manager's loader thread, never on a gRPC thread.

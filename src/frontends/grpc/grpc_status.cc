@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
@@ -19,6 +21,12 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
       break;
     case absl::StatusCode::kNotFound:
       code = grpc::StatusCode::NOT_FOUND;
+      break;
+    case absl::StatusCode::kUnauthenticated:
+      code = grpc::StatusCode::UNAUTHENTICATED;
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
       break;
     case absl::StatusCode::kResourceExhausted:
       code = grpc::StatusCode::RESOURCE_EXHAUSTED;
@@ -42,7 +50,8 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
       code = grpc::StatusCode::UNKNOWN;
       break;
   }
-  return grpc::Status(code, std::string(status.message()));
+  return grpc::Status(
+      code, WithoutServerPaths(std::string_view(status.message().data(), status.message().size())));
 }
 
 }  // namespace inferd

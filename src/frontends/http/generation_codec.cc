@@ -21,6 +21,16 @@ using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 constexpr size_t kMaxStops = 4;
 constexpr size_t kMaxStopBytes = 256;
 constexpr size_t kMaxMessages = 4096;
+// The prompt's text (all messages' contents together), checked before it is tokenised: a
+// tokeniser pass over a body-sized prompt would cost the server seconds only to say it is
+// longer than any context. 1 MiB is far more than a 128k-token context's text.
+constexpr size_t kMaxPromptBytes = 1 << 20;
+
+absl::Status CheckPromptBytes(size_t bytes) {
+  if (bytes <= kMaxPromptBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes, " bytes; the server takes at most ",
+                                           kMaxPromptBytes, " bytes of prompt text"));
+}
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
 
@@ -265,6 +275,7 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
   }
   std::vector<ChatMessage> out;
   size_t index = 0;
+  size_t bytes = 0;
   for (element item : messages) {
     object message;
     std::string_view role;
@@ -276,6 +287,8 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
     if (!message["content"].get(content)) {
       ASSIGN_OR_RETURN(text, ReadContent(content, index));
     }
+    bytes += text.size() + role.size();
+    RETURN_IF_ERROR(CheckPromptBytes(bytes));
     out.push_back(ChatMessage{std::string(role), std::move(text)});
     ++index;
   }
@@ -327,6 +340,7 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     } else if (prompt.get(text)) {
       return Invalid("'prompt' must be a string");
     }
+    RETURN_IF_ERROR(CheckPromptBytes(text.size()));
     request.prompt = std::string(text);
     parsed.call.id = "cmpl-";
   }
@@ -343,6 +357,7 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
   GenerateRequest& request = *parsed.request;
   std::string_view text;
   if (o["text_input"].get(text)) return Invalid("'text_input' is required: the prompt, a string");
+  RETURN_IF_ERROR(CheckPromptBytes(text.size()));
   request.prompt = std::string(text);
   std::string_view id;
   if (!o["id"].get(id)) parsed.call.id = std::string(id);

@@ -84,6 +84,25 @@ TEST_F(GenerationCodecTest, BoundsEveryClientNumber) {
             std::string::npos);
 }
 
+TEST_F(GenerationCodecTest, RefusesPromptTextOverOneMebibyteBeforeTokenising) {
+  const std::string big((1 << 20) + 1, 'a');
+  EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "prompt": ")" + big + R"("})",
+                          GenerationApi::kCompletion))
+                .find("1048577 bytes"),
+            std::string::npos);
+  // Two messages each under the limit, together over it.
+  const std::string half((1 << 19) + 1, 'a');
+  EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "messages": [{"role": "user", "content": ")" + half +
+                              R"("}, {"role": "user", "content": ")" + half + R"("}]})",
+                          GenerationApi::kChat))
+                .find("at most 1048576 bytes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(ParseKServe(R"({"text_input": ")" + big + R"("})")).find("bytes"),
+            std::string::npos);
+  EXPECT_TRUE(Parse(R"({"model": "m", "prompt": ")" + half + R"("})", GenerationApi::kCompletion)
+                  .ok());
+}
+
 TEST_F(GenerationCodecTest, KServeParametersMayBeNestedOrTopLevel) {
   auto nested = ParseKServe(R"({"text_input": "hi", "parameters": {"max_tokens": 3}})");
   ASSERT_TRUE(nested.ok()) << nested.status();

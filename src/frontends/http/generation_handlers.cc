@@ -6,6 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "auth/access_policy.h"
 #include "common/strings.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/request_record.h"
@@ -141,10 +142,17 @@ bool Generates(const HandlerContext& ctx, std::string_view name) {
 
 void HandleOpenAiGeneration(const HandlerContext& ctx, GenerationApi api,
                             const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<simdjson::dom::element> body = ParseJsonBody(*request.body);
+  absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
   if (!body.ok()) return responder->Send(GenerationErrorReply(api, body.status()));
-  absl::StatusOr<ParsedGeneration> parsed = ParseOpenAiRequest(*body, api);
+  absl::StatusOr<ParsedGeneration> parsed = ParseOpenAiRequest(body->root(), api);
   if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
+  // The router checked the role and the tenant's limits; the model is known only now.
+  if (request.tenant != nullptr) {
+    if (absl::Status allowed = CheckTenantModel(*request.tenant, parsed->call.model);
+        !allowed.ok()) {
+      return responder->Send(GenerationErrorReply(api, allowed));
+    }
+  }
   Submit(ctx, std::nullopt, *std::move(parsed), request, std::move(responder));
 }
 
@@ -154,9 +162,9 @@ void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool s
   if (auto config = ctx.models->ConfigOf(ref.name); !config.ok()) {
     return responder->Send(GenerationErrorReply(api, config.status()));
   }
-  absl::StatusOr<simdjson::dom::element> body = ParseJsonBody(*request.body);
+  absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
   if (!body.ok()) return responder->Send(GenerationErrorReply(api, body.status()));
-  absl::StatusOr<ParsedGeneration> parsed = ParseKServeGenerate(*body, stream);
+  absl::StatusOr<ParsedGeneration> parsed = ParseKServeGenerate(body->root(), stream);
   if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
   parsed->call.model = std::string(ref.name);
   Submit(ctx, ref.version, *std::move(parsed), request, std::move(responder));
@@ -164,10 +172,10 @@ void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool s
 
 void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,
                         const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<simdjson::dom::element> body = ParseJsonBody(*request.body);
+  absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
   if (!body.ok()) return responder->Send(ErrorReply(body.status()));
   simdjson::dom::object fields;
-  if (body->get(fields)) return responder->Send(ErrorReply(400, "the body must be a JSON object"));
+  if (body->root().get(fields)) return responder->Send(ErrorReply(400, "the body must be a JSON object"));
   absl::StatusOr<std::vector<ChatMessage>> messages = ParseChatMessages(fields);
   if (!messages.ok()) return responder->Send(ErrorReply(messages.status()));
   ctx.models->AcquireForInference(

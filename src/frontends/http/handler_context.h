@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "auth/access_policy.h"
 #include "core/infer_request.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
@@ -28,13 +29,16 @@ struct HandlerContext {
   MetricsRegistry* metrics = nullptr;
   const RecentErrors* recent_errors = nullptr;
   const StaticFiles* dashboard = nullptr;
+  // Who may do what (API keys, roles, tenants); null: everyone may do everything.
+  const AccessPolicy* access = nullptr;
 };
 
 // Turns a successful InferResponse into the protocol's reply body.
 using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
 
 // Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
-// `request`; a request parameter, if given, wins. InvalidArgument for a malformed value.
+// `request`, and the caller's tenant's default priority; a request parameter, if given,
+// wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
 // Notes that the request reached `model`, so that it is counted for that model even when it

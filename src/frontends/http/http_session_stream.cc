@@ -1,10 +1,11 @@
-// HttpSession's streamed replies and disconnect watch (declared in http_session.h).
+// BasicHttpSession's streamed replies and disconnect watch (declared in http_session.h).
 //
 // A streamed reply is a head with Transfer-Encoding: chunked and then one chunk per piece.
 // Pieces arrive on the strand from any producer thread (posted by ReplyStream); while one
 // write is in flight the next ones gather in stream_pending_ and go out together, so a
 // slow client costs one write per round trip, not one per token, and the producer never
 // waits for the socket.
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/write.hpp>
@@ -24,7 +25,8 @@ constexpr size_t kWatchReadBytes = 4096;
 
 }  // namespace
 
-void HttpSession::BeginStream(uint64_t request, HttpReply head) {
+template <class Stream>
+void BasicHttpSession<Stream>::BeginStream(uint64_t request, HttpReply head) {
   if (request != request_number_ || answered_) return;
   answered_ = true;
   streaming_ = true;
@@ -46,7 +48,8 @@ void HttpSession::BeginStream(uint64_t request, HttpReply head) {
   FlushStream();
 }
 
-void HttpSession::StreamWrite(uint64_t request, std::string data) {
+template <class Stream>
+void BasicHttpSession<Stream>::StreamWrite(uint64_t request, std::string data) {
   if (request != request_number_ || !streaming_ || stream_ending_) return;
   if (stream_chunked_) {
     AppendChunk(data, &stream_pending_);
@@ -56,7 +59,8 @@ void HttpSession::StreamWrite(uint64_t request, std::string data) {
   FlushStream();
 }
 
-void HttpSession::StreamEnd(uint64_t request, std::string data) {
+template <class Stream>
+void BasicHttpSession<Stream>::StreamEnd(uint64_t request, std::string data) {
   if (request != request_number_ || !streaming_ || stream_ending_) return;
   StreamWrite(request, std::move(data));
   if (stream_chunked_) stream_pending_ += kLastChunk;
@@ -64,7 +68,8 @@ void HttpSession::StreamEnd(uint64_t request, std::string data) {
   FlushStream();
 }
 
-void HttpSession::FlushStream() {
+template <class Stream>
+void BasicHttpSession<Stream>::FlushStream() {
   if (stream_writing_) return;
   if (stream_pending_.empty()) {
     if (!stream_ending_) return;
@@ -79,13 +84,14 @@ void HttpSession::FlushStream() {
   stream_writing_ = true;
   stream_inflight_.swap(stream_pending_);
   stream_pending_.clear();
-  stream_.expires_after(kStreamWriteTimeout);
+  beast::get_lowest_layer(stream_).expires_after(kStreamWriteTimeout);
   asio::async_write(
       stream_, asio::buffer(stream_inflight_),
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWrite(ec); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWrite(ec); });
 }
 
-void HttpSession::OnStreamWrite(beast::error_code ec) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
   stream_writing_ = false;
   stream_inflight_.clear();
   if (ec) {
@@ -101,21 +107,26 @@ void HttpSession::OnStreamWrite(beast::error_code ec) {
   FlushStream();
 }
 
-void HttpSession::WatchDisconnect(uint64_t request, std::function<void()> on_disconnect) {
+template <class Stream>
+void BasicHttpSession<Stream>::WatchDisconnect(uint64_t request, std::function<void()> on_disconnect) {
   // Too late for this request (its reply is out, the next read may be running).
   if (request != request_number_ || (answered_ && !streaming_)) return;
+  if constexpr (!std::is_same_v<Stream, PlainStream>) {
+    return;  // over TLS: see the header
+  }
   on_disconnect_ = std::move(on_disconnect);
   if (watching_) return;
   watching_ = true;
   reply_done_ = false;
   // On the socket itself, not the tcp_stream: its timeout must not end a long generation.
-  stream_.socket().async_read_some(buffer_.prepare(kWatchReadBytes),
-                                   [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+  beast::get_lowest_layer(stream_).socket().async_read_some(buffer_.prepare(kWatchReadBytes),
+                                   [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
                                      self->OnWatch(ec, bytes);
                                    });
 }
 
-void HttpSession::OnWatch(beast::error_code ec, size_t bytes) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnWatch(beast::error_code ec, size_t bytes) {
   watching_ = false;
   if (!ec) buffer_.commit(bytes);
   if (reply_done_) {
@@ -129,5 +140,18 @@ void HttpSession::OnWatch(beast::error_code ec, size_t bytes) {
   }
   // Bytes instead: the client sent its next request early; it waits in buffer_.
 }
+
+// The members defined here, for both kinds of session (http_session.cc instantiates the rest).
+#define INFERD_INSTANTIATE_STREAM_MEMBERS(S)                              \
+  template void BasicHttpSession<S>::BeginStream(uint64_t, HttpReply);    \
+  template void BasicHttpSession<S>::StreamWrite(uint64_t, std::string);  \
+  template void BasicHttpSession<S>::StreamEnd(uint64_t, std::string);    \
+  template void BasicHttpSession<S>::WatchDisconnect(uint64_t, std::function<void()>); \
+  template void BasicHttpSession<S>::FlushStream();                       \
+  template void BasicHttpSession<S>::OnStreamWrite(boost::beast::error_code); \
+  template void BasicHttpSession<S>::OnWatch(boost::beast::error_code, size_t);
+INFERD_INSTANTIATE_STREAM_MEMBERS(PlainStream)
+INFERD_INSTANTIATE_STREAM_MEMBERS(TlsStream)
+#undef INFERD_INSTANTIATE_STREAM_MEMBERS
 
 }  // namespace inferd

@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 
 std::string_view HttpRequestView::Header(std::string_view name) const {
@@ -29,6 +31,10 @@ unsigned HttpStatusFor(absl::StatusCode code) {
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
       return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
     case absl::StatusCode::kNotFound:
       return 404;
     case absl::StatusCode::kResourceExhausted:
@@ -44,7 +50,9 @@ unsigned HttpStatusFor(absl::StatusCode code) {
   }
 }
 
-HttpReply ErrorReply(unsigned http_status, std::string_view message) {
+HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
+  // Every error body is written here: no server folder reaches a client.
+  const std::string message = WithoutServerPaths(raw_message);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();

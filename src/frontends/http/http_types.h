@@ -14,6 +14,8 @@
 
 namespace inferd {
 
+class Tenant;  // auth/tenant.h
+
 struct RequestRecord;  // frontends/http/request_record.h
 
 enum class HttpMethod { kGet, kHead, kPost, kOther };
@@ -26,6 +28,11 @@ struct HttpRequestView {
   std::string* body = nullptr;
   // Request headers, views into the connection's buffers.
   std::vector<std::pair<std::string_view, std::string_view>> headers;
+  // The caller's tenant's default queue priority (auth/tenant.h); 0: none.
+  int tenant_priority = 0;
+  // The caller's tenant, for handlers whose model is named in the body (its model list is
+  // checked once the body is parsed); null: no tenant.
+  Tenant* tenant = nullptr;
 
   // The value of header `name` (case-insensitive), empty when absent.
   std::string_view Header(std::string_view name) const;

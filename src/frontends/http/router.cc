@@ -5,6 +5,7 @@
 
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
+#include "frontends/http/access_reply.h"
 #include "frontends/http/dashboard_handler.h"
 #include "frontends/http/generation_handlers.h"
 #include "frontends/http/kserve_handlers.h"
@@ -12,6 +13,7 @@
 #include "frontends/http/metrics_handler.h"
 #include "frontends/http/model_config_handler.h"
 #include "frontends/http/repository_handlers.h"
+#include "frontends/http/route_access.h"
 #include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
@@ -56,6 +58,27 @@ absl::StatusOr<ModelRef> ParseModelRef(const Segments& segments, size_t first, S
 }  // namespace
 
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
+  const AccessPolicy* access = context_.access;
+  if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
+  const RouteAccess route =
+      ClassifyHttpRoute(request.method, request.path, request.query, context_.default_model);
+  AccessGrant grant;
+  AccessDenial denial;
+  if (!access->Check(route, request.Header("Authorization"), &grant, &denial).ok()) {
+    return responder->Send(AccessDeniedReply(denial));
+  }
+  if (grant.permit) responder = WithTenantPermit(std::move(responder), std::move(grant.permit));
+  Tenant* tenant = grant.key != nullptr ? grant.key->tenant : nullptr;
+  if (grant.priority > 0 || tenant != nullptr) {
+    HttpRequestView with_tenant = request;
+    with_tenant.tenant_priority = grant.priority;
+    with_tenant.tenant = tenant;
+    return Route(with_tenant, std::move(responder));
+  }
+  Route(request, std::move(responder));
+}
+
+void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) const {
   const HandlerContext& ctx = context_;
   const bool get = request.method == HttpMethod::kGet;
   const bool post = request.method == HttpMethod::kPost;
