@@ -75,9 +75,9 @@ absl::StatusOr<const ApiKey*> AccessPolicy::Authenticate(Access access,
 absl::Status CheckTenantModel(Tenant& tenant, std::string_view model) {
   if (tenant.MayUse(model)) return absl::OkStatus();
   tenant.CountRejection(TenantRejection::kModel);
-  return absl::PermissionDeniedError(StrCat("tenant '", tenant.name(), "' may not use model '",
-                                            model, "' (its models: ",
-                                            StrJoin(tenant.limits().models, ", "), ")"));
+  return absl::PermissionDeniedError(
+      StrCat("tenant '", tenant.name(), "' may not use model '", model,
+             "' (its models: ", StrJoin(tenant.limits().models, ", "), ")"));
 }
 
 absl::Status AccessPolicy::Check(const RouteAccess& route, std::string_view authorization,

@@ -339,6 +339,18 @@ GenerationStats LlamaEngine::Stats() const {
 
 void LlamaEngine::Loop() {
   llama_batch batch = llama_batch_init(options_.batch_size, 0, 1);
+  // Running sequences and KV cells in use, for the statistics: after every step, and when
+  // a step had nothing to run (its last sequences were cancelled) or failed.
+  auto publish_occupancy = [this] {
+    int64_t active = 0, used = 0;
+    for (const auto& slot : slots_) {
+      if (slot->request != nullptr) ++active;
+      used += static_cast<int64_t>(slot->cache.size());
+    }
+    MutexLock lock(&mu_);
+    stats_.active_sequences = active;
+    stats_.kv_cells_used = used;
+  };
   while (true) {
     {
       MutexLock lock(&mu_);
@@ -399,7 +411,10 @@ void LlamaEngine::Loop() {
         ++prompt_tokens;
       }
     }
-    if (batch.n_tokens == 0) continue;
+    if (batch.n_tokens == 0) {
+      publish_occupancy();
+      continue;
+    }
 
     const TimePoint start = Clock::now();
     const int32_t rc = llama_decode(context_, batch);
@@ -415,6 +430,7 @@ void LlamaEngine::Loop() {
         Finish(*slot, absl::InternalError(StrCat("llama.cpp's decode failed (code ", rc, ")")),
                FinishReason::kNone);
       }
+      publish_occupancy();
       continue;
     }
     int64_t sampled = 0;
@@ -442,17 +458,13 @@ void LlamaEngine::Loop() {
         slot->next = token;
       }
     }
-    MutexLock lock(&mu_);
-    ++stats_.decode_steps;
-    stats_.decode_time += end - start;
-    stats_.prompt_tokens += static_cast<uint64_t>(prompt_tokens);
-    int64_t active = 0, used = 0;
-    for (const auto& slot : slots_) {
-      if (slot->request != nullptr) ++active;
-      used += static_cast<int64_t>(slot->cache.size());
+    {
+      MutexLock lock(&mu_);
+      ++stats_.decode_steps;
+      stats_.decode_time += end - start;
+      stats_.prompt_tokens += static_cast<uint64_t>(prompt_tokens);
     }
-    stats_.active_sequences = active;
-    stats_.kv_cells_used = used;
+    publish_occupancy();
     (void)sampled;
   }
   llama_batch_free(batch);

@@ -7,8 +7,10 @@ namespace {
 
 ModelConfig LlamaConfig(std::map<std::string, std::string> parameters) {
   ModelConfig config;
-  config.name = "m";
-  config.backend = "llama";
+  // Assigned from std::string: GCC 12 at -O3 falsely warns (-Wrestrict, GCC bug 105329)
+  // about assigning a short literal here.
+  config.name = std::string("m");
+  config.backend = std::string("llama");
   config.instances = {InstanceGroup{}};
   config.parameters = std::move(parameters);
   return config;

@@ -28,8 +28,9 @@ constexpr size_t kMaxPromptBytes = 1 << 20;
 
 absl::Status CheckPromptBytes(size_t bytes) {
   if (bytes <= kMaxPromptBytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes, " bytes; the server takes at most ",
-                                           kMaxPromptBytes, " bytes of prompt text"));
+  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes,
+                                           " bytes; the server takes at most ", kMaxPromptBytes,
+                                           " bytes of prompt text"));
 }
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }

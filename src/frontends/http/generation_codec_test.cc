@@ -86,10 +86,10 @@ TEST_F(GenerationCodecTest, BoundsEveryClientNumber) {
 
 TEST_F(GenerationCodecTest, RefusesPromptTextOverOneMebibyteBeforeTokenising) {
   const std::string big((1 << 20) + 1, 'a');
-  EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "prompt": ")" + big + R"("})",
-                          GenerationApi::kCompletion))
-                .find("1048577 bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(Parse(R"({"model": "m", "prompt": ")" + big + R"("})", GenerationApi::kCompletion))
+          .find("1048577 bytes"),
+      std::string::npos);
   // Two messages each under the limit, together over it.
   const std::string half((1 << 19) + 1, 'a');
   EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "messages": [{"role": "user", "content": ")" + half +
@@ -99,8 +99,8 @@ TEST_F(GenerationCodecTest, RefusesPromptTextOverOneMebibyteBeforeTokenising) {
             std::string::npos);
   EXPECT_NE(ErrorOf(ParseKServe(R"({"text_input": ")" + big + R"("})")).find("bytes"),
             std::string::npos);
-  EXPECT_TRUE(Parse(R"({"model": "m", "prompt": ")" + half + R"("})", GenerationApi::kCompletion)
-                  .ok());
+  EXPECT_TRUE(
+      Parse(R"({"model": "m", "prompt": ")" + half + R"("})", GenerationApi::kCompletion).ok());
 }
 
 TEST_F(GenerationCodecTest, KServeParametersMayBeNestedOrTopLevel) {

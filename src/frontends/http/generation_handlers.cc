@@ -175,7 +175,8 @@ void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,
   absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
   if (!body.ok()) return responder->Send(ErrorReply(body.status()));
   simdjson::dom::object fields;
-  if (body->root().get(fields)) return responder->Send(ErrorReply(400, "the body must be a JSON object"));
+  if (body->root().get(fields))
+    return responder->Send(ErrorReply(400, "the body must be a JSON object"));
   absl::StatusOr<std::vector<ChatMessage>> messages = ParseChatMessages(fields);
   if (!messages.ok()) return responder->Send(ErrorReply(messages.status()));
   ctx.models->AcquireForInference(

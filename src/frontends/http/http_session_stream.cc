@@ -108,7 +108,8 @@ void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
 }
 
 template <class Stream>
-void BasicHttpSession<Stream>::WatchDisconnect(uint64_t request, std::function<void()> on_disconnect) {
+void BasicHttpSession<Stream>::WatchDisconnect(uint64_t request,
+                                               std::function<void()> on_disconnect) {
   // Too late for this request (its reply is out, the next read may be running).
   if (request != request_number_ || (answered_ && !streaming_)) return;
   if constexpr (!std::is_same_v<Stream, PlainStream>) {
@@ -119,10 +120,11 @@ void BasicHttpSession<Stream>::WatchDisconnect(uint64_t request, std::function<v
   watching_ = true;
   reply_done_ = false;
   // On the socket itself, not the tcp_stream: its timeout must not end a long generation.
-  beast::get_lowest_layer(stream_).socket().async_read_some(buffer_.prepare(kWatchReadBytes),
-                                   [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
-                                     self->OnWatch(ec, bytes);
-                                   });
+  beast::get_lowest_layer(stream_).socket().async_read_some(
+      buffer_.prepare(kWatchReadBytes),
+      [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
+        self->OnWatch(ec, bytes);
+      });
 }
 
 template <class Stream>
@@ -142,13 +144,13 @@ void BasicHttpSession<Stream>::OnWatch(beast::error_code ec, size_t bytes) {
 }
 
 // The members defined here, for both kinds of session (http_session.cc instantiates the rest).
-#define INFERD_INSTANTIATE_STREAM_MEMBERS(S)                              \
-  template void BasicHttpSession<S>::BeginStream(uint64_t, HttpReply);    \
-  template void BasicHttpSession<S>::StreamWrite(uint64_t, std::string);  \
-  template void BasicHttpSession<S>::StreamEnd(uint64_t, std::string);    \
+#define INFERD_INSTANTIATE_STREAM_MEMBERS(S)                                           \
+  template void BasicHttpSession<S>::BeginStream(uint64_t, HttpReply);                 \
+  template void BasicHttpSession<S>::StreamWrite(uint64_t, std::string);               \
+  template void BasicHttpSession<S>::StreamEnd(uint64_t, std::string);                 \
   template void BasicHttpSession<S>::WatchDisconnect(uint64_t, std::function<void()>); \
-  template void BasicHttpSession<S>::FlushStream();                       \
-  template void BasicHttpSession<S>::OnStreamWrite(boost::beast::error_code); \
+  template void BasicHttpSession<S>::FlushStream();                                    \
+  template void BasicHttpSession<S>::OnStreamWrite(boost::beast::error_code);          \
   template void BasicHttpSession<S>::OnWatch(boost::beast::error_code, size_t);
 INFERD_INSTANTIATE_STREAM_MEMBERS(PlainStream)
 INFERD_INSTANTIATE_STREAM_MEMBERS(TlsStream)
