@@ -553,8 +553,6 @@ TEST(ModelConfigTest, ALlamaModelDeclaresTextInAndTextOut) {
   ASSERT_EQ(config->outputs.size(), 1u);
   EXPECT_EQ(config->outputs[0].name, "text_output");
   EXPECT_EQ(config->parameters.at("parallel"), "2");
-  // Other backends still have to declare theirs.
-  EXPECT_FALSE(ParseModelConfig("backend: torch\n", "m", kSource).ok());
 }
 
 }  // namespace

@@ -14,7 +14,9 @@ SETTINGS = {
     # Settings both sides use: greedy decoding is reproducible only with equal threads,
     # batch sizes, context per sequence and attention kernel (README: LLM serving).
     "context_length": 512,
-    "threads": 2,
+    # One thread: llama.cpp's OpenMP workers wait for each other at every operation, and on
+    # a shared, oversubscribed 2-core machine two of them ran a step 100x slower (TPOT 1.2 s).
+    "threads": 1,
     "batch_size": 512,
     "flash_attention": "off",
 }

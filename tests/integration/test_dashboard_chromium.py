@@ -163,16 +163,17 @@ def test_dashboard_shows_a_language_models_tokens_and_sequences(start_server, tm
             "return r ? [...r.cells].map(c => c.textContent) : null;")
 
     # The mean time to first token of the three requests, and their sequences gone.
-    cells = wait_until(lambda: (r := row()) and r[3] != "0.0 ms" and r, 20, "the model's row")
+    cells = wait_until(lambda: (r := row()) and r[3] != "0.0 ms" and r[5] == "0 / 2" and r, 20,
+                       "the model's row after the requests")
     assert cells[0] == "smollm2"
     assert float(cells[3].split()[0]) > 0, cells
     assert cells[5] == "0 / 2" and cells[6] == "0", cells
     assert re.fullmatch(r"\d+ / 1024 tokens", cells[7]), cells
     # Output tokens per second between two polls while a longer request decodes.
-    long_body = dict(body, max_tokens=200, prompt="Once upon a time")
+    long_body = dict(body, max_tokens=120, prompt="1, 2, 3, 4,")
     with ThreadPoolExecutor(max_workers=1) as pool:
         running = pool.submit(requests.post, f"{server.url}/v1/completions", json=long_body,
-                              timeout=120)
+                              timeout=300)
         busy = wait_until(lambda: (r := row()) and r[1] not in ("–", "0.0") and r, 30,
                           "output tokens per second above 0")
         assert running.result().ok

@@ -53,7 +53,8 @@ TEST(LlamaOptionsTest, ErrorsNameTheFileAndTheParameter) {
       << typo.status();
   auto type = ParseLlamaOptions(LlamaConfig({{"kv_cache_type", "f8"}}), "c.yaml");
   EXPECT_NE(type.status().message().find("q8_0"), std::string::npos) << type.status();
-  auto small = ParseLlamaOptions(LlamaConfig({{"parallel", "8"}, {"batch_size", "4"}}), "c.yaml");
+  auto small = ParseLlamaOptions(
+      LlamaConfig({{"parallel", "8"}, {"batch_size", "4"}, {"ubatch_size", "4"}}), "c.yaml");
   EXPECT_NE(small.status().message().find("at least parallel"), std::string::npos)
       << small.status();
   auto cap =
