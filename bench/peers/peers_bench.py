@@ -170,7 +170,7 @@ def timed_run(args, peer: ps.Peer, client: str, c: int, files: dict, work_dir: s
     else:
         run = run_pa(command, csv_path, args.duration * (args.pa_trials + 2) + 120)
     wall = time.monotonic() - t0
-    run["drain_s"] = ps.drain(peer)
+    run["drain_s"] = ps.drain(peer, rec["idle_cores"].get(f"{peer.model}/{peer.name}", 0.0))
     cpu, count1 = ps.cpu_seconds(peer) - cpu0, ps.read_inference_count(peer)
     served = (count1 - count0) if count0 is not None and count1 is not None else None
     if served is not None and served > 0:
@@ -222,11 +222,13 @@ def bench_peer(name: str, spec: ps.ModelSpec, body: dict, files: dict, args, wor
             rec["batching"][f"{spec.name}/{name}"] = entries[0].get("batching")
         for _ in range(args.warmup_requests):
             ps.post(peer, payload)
+        idle = ps.idle_rate(peer)
+        rec["idle_cores"][f"{spec.name}/{name}"] = idle
         for c in args.concurrency:
             warm = run_bench.wrk_command(peer.infer_url, c, args.warmup, args.wrk_timeout,
                                          files["body"])
             run_bench.run_wrk(warm, args.warmup, args.wrk_timeout)
-            ps.drain(peer)
+            ps.drain(peer, idle)
             for client in clients_for(peer, args.clients):
                 key = (spec.name, client, c, name)
                 cell = rec["cells"].setdefault("|".join(map(str, key)), {
@@ -320,7 +322,7 @@ def main(argv: Optional[List[str]] = None) -> int:
           file=sys.stderr, flush=True)
     started, load_start = datetime.datetime.now(datetime.timezone.utc), os.getloadavg()
     rec = {"cells": {}, "commands": [], "checks": [], "configs": {}, "fronts": {},
-           "batching": {}, "failures": [], "exit_status": {}, "inferd_binary": binary}
+           "batching": {}, "idle_cores": {}, "failures": [], "exit_status": {}, "inferd_binary": binary}
     try:
         for model in args.models:
             spec = ps.model_spec(args.repository, model, args.max_batch.get(model, 32),

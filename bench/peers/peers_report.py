@@ -117,6 +117,12 @@ def markdown(rep: dict, name: str) -> str:
             lines.append(f"- {LABELS[peer]}: {rep['fronts'][peer]}")
     lines += ["", "perf_analyzer reads the model's metadata and config before it sends anything, "
               "so it drives only the servers with a KServe v2 front of their own.", "",
+              "## Idle CPU", "",
+              "Cores each server used with no request in flight (2 s, after its warm-up "
+              "requests); it counts in CPU per request too and takes cores from the client:", ""]
+    lines += [f"- {LABELS[key.split('/')[1]]} / {key.split('/')[0]}: {cores:.3f}"
+              for key, cores in rep.get("idle_cores", {}).items()]
+    lines += ["",
               "## Could not run", ""]
     lines += [f"- {LABELS.get(f['peer'], f['peer'])} / {f['model']} (round {f['round']}): "
               f"{f['error'].splitlines()[0][:300]}" for f in rep["failures"]] or ["- none"]
