@@ -53,7 +53,7 @@ def table(cells: List[dict], model: str, client: str, concurrency: List[int],
                 rows.append(head + f"| failed: {why} | | | | | | |")
                 continue
             rows.append(head + f"| {s['qps']:.1f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
-                        f"| {s['errors']} / {s['requests'] or '(PA)'} | {_fmt(s['cpu_ms'], '.3f')} "
+                        f"| {s['errors']} / {s['requests'] or '?'} | {_fmt(s['cpu_ms'], '.3f')} "
                         f"| {_ratio(s['qps'], base)} | {_ratio(s['qps'], tuned)} |")
     return rows
 
