@@ -356,7 +356,11 @@ void LlamaEngine::Loop() {
       MutexLock lock(&mu_);
       const bool busy = std::any_of(slots_.begin(), slots_.end(),
                                     [](const auto& slot) { return slot->request != nullptr; });
-      if (!busy) work_.Wait(&mu_, [this] { return stopping_ || !queue_.empty(); });
+      if (!busy) {
+        work_.Wait(&mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return stopping_ || !queue_.empty();
+        });
+      }
       if (stopping_) break;
     }
     Admit();
