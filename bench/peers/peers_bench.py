@@ -67,9 +67,10 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--warmup-requests", type=int, default=20)
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--wrk-timeout", type=int, default=30)
-    p.add_argument("--max-batch", type=per_model, default={"mlp_scorer": 32, "resnet18": 8})
+    p.add_argument("--max-batch", type=per_model,
+                   default={"mlp_scorer": 32, "resnet18": 8, "text_classifier": 16})
     p.add_argument("--queue-delay-us", type=per_model,
-                   default={"mlp_scorer": 1000, "resnet18": 1000})
+                   default={"mlp_scorer": 1000, "resnet18": 1000, "text_classifier": 1000})
     p.add_argument("--slo-ms", type=float, default=100)
     p.add_argument("--pa-stability", type=int, default=1000,
                    help="perf_analyzer -s (its default is 10): on this shared machine three "

@@ -155,6 +155,9 @@ def plot(rep: dict, model: str, path: str) -> bool:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
 
     st = rep["settings"]
     clients = [c for c in st["clients"] if any(
@@ -172,15 +175,18 @@ def plot(rep: dict, model: str, path: str) -> bool:
                              and cell["peer"] == peer and cell.get("summary"))
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                            label=LABELS[peer])
+                            color=f"C{list(LABELS).index(peer)}", label=LABELS[peer])
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xticks(st["concurrency"], [str(c) for c in st["concurrency"]])
+            ax.xaxis.set_minor_formatter(NullFormatter())
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(NullFormatter())
             ax.set_xlabel("concurrent clients")
             ax.set_title(f"{model}: {title} — {CLIENT_LABELS[client]}", fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
             if row == 0 and col == 0:
-                ax.legend(fontsize=7)
+                ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"inferd and its peers, {rep['date']} ({rep['machine']['nproc']} CPUs, load "
                  f"{_load(rep['loadavg']['start'])} → {_load(rep['loadavg']['end'])})", fontsize=10)
     fig.tight_layout()
