@@ -179,6 +179,21 @@ class Client:
 
     # --- language models ------------------------------------------------------------------
 
+    def generate(self, model: str, prompt: str, *, max_tokens: int | None = None,
+                 temperature: float | None = None, seed: int | None = None,
+                 version: str | None = None) -> dict[str, Any]:
+        """Completes `prompt` in one reply (the KServe generate extension): a dict with
+        text_output, finish_reason and usage (prompt_tokens, completion_tokens)."""
+        parameters = {key: value for key, value in (("max_tokens", max_tokens),
+                                                    ("temperature", temperature),
+                                                    ("seed", seed)) if value is not None}
+        body = json.dumps({"text_input": prompt, "parameters": parameters}).encode()
+        status, _, data = self._request("POST", _model_path(model, version) + "/generate", body,
+                                        {"Content-Type": "application/json"})
+        if status != 200:
+            raise InferdError(status, _error_message(data))
+        return json.loads(data)
+
     def chat(self, model: str, messages: Sequence[Mapping[str, str]], *,
              max_tokens: int | None = None, temperature: float | None = None,
              seed: int | None = None) -> Iterator[str]:
@@ -188,11 +203,16 @@ class Client:
                            ("seed", seed)):
             if value is not None:
                 body[key] = value
-        # A connection of its own: the reply is read while it is generated.
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        # A connection of its own (TLS and the API key as the client's): the reply is read
+        # while it is generated.
+        if self._tls:
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout,
+                                               context=self._ssl)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
         try:
             conn.request("POST", "/v1/chat/completions", body=json.dumps(body).encode(),
-                         headers={"Content-Type": "application/json"})
+                         headers={**self._auth, "Content-Type": "application/json"})
             response = conn.getresponse()
             if response.status != 200:
                 data = response.read()

@@ -217,3 +217,35 @@ def test_inferd_cli_chats_with_streaming(llm_server):
                               "--message", "hi"], capture_output=True, text=True, timeout=60,
                              check=False)
     assert missing.returncode == 2 and "404" in missing.stderr, missing.stderr
+
+
+def test_python_client_generates_and_chats(llm_server):
+    import sys
+
+    from inferd_harness import REPO_ROOT
+
+    sys.path.insert(0, str(REPO_ROOT / "python"))
+    from inferd_client import Client, InferdError
+
+    # The client leaves prefix reuse on, and a reused prefix changes greedy output (as it does
+    # in llama.cpp itself): the references are made the same way, after a first request that
+    # leaves the prompt in a sequence's cache.
+    body = {"text_input": "Paris is the capital of", "parameters": {"max_tokens": 8,
+                                                                    "temperature": 0}}
+    llm_server.post(f"/v2/models/{MODEL}/generate", body)
+    want = llm_server.post(f"/v2/models/{MODEL}/generate", body).json()
+    messages = [{"role": "user", "content": "Name a color."}]
+    chat = {"model": MODEL, "messages": messages, "max_tokens": 8, "temperature": 0}
+    llm_server.post("/v1/chat/completions", chat)
+    whole = llm_server.post("/v1/chat/completions", chat).json()
+    assert whole["usage"]["prompt_tokens_details"]["cached_tokens"] > 0
+    with Client(f"127.0.0.1:{llm_server.port}") as client:
+        got = client.generate(MODEL, "Paris is the capital of", max_tokens=8, temperature=0)
+        assert got["text_output"] == want["text_output"] and got["text_output"]
+        assert got["usage"]["completion_tokens"] == want["usage"]["completion_tokens"]
+        pieces = list(client.chat(MODEL, messages, max_tokens=8, temperature=0))
+        assert len(pieces) >= 2  # streamed piece by piece
+        assert "".join(pieces) == whole["choices"][0]["message"]["content"]
+        with pytest.raises(InferdError) as error:
+            client.generate("nope", "hi")
+        assert error.value.status == 404
