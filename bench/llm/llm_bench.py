@@ -252,8 +252,14 @@ def main():
 
     peer_python = TOOLS / "peer-venv" / "bin" / "python"
     if not peer_python.is_file():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
-                        str(TOOLS / "peer-venv")], check=True)
+        # On top of .venv (llama-cpp-python itself), through a .pth file: a venv's
+        # --system-site-packages would mean the base interpreter's.
+        subprocess.run([sys.executable, "-m", "venv", str(TOOLS / "peer-venv")], check=True)
+        site = subprocess.run([str(peer_python), "-c", "import sysconfig; "
+                               "print(sysconfig.get_paths()['purelib'])"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        import sysconfig
+        Path(site, "inferd-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
         subprocess.run([str(peer_python), "-m", "pip", "install", "-q",
                         "--disable-pip-version-check", "-r",
                         str(ROOT / "bench" / "llm" / "peer-requirements.txt")], check=True)
@@ -261,7 +267,8 @@ def main():
                      "--host", "127.0.0.1", "--port", "{port}", "--n_threads", t,
                      "--n_threads_batch", t, "--n_ctx", str(CONTEXT_PER_SEQUENCE),
                      "--n_batch", "512", "--n_ubatch", "512", "--flash_attn", "true",
-                     "--model_alias", "smollm2"]
+                     # Queue requests instead of aborting the running one (its default).
+                     "--model_alias", "smollm2", "--interrupt_requests", "false"]
     report["peers"]["llama_cpp.server"] = measure_peer(
         "llama_cpp.server", lambda: Process("llama_cpp.server", python_server, "/v1/models",
                                             tmp / "llama-cpp-python.log"),
