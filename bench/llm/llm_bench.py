@@ -187,12 +187,15 @@ def batched_bench(threads, output_tokens, concurrency):
                "-tb", str(threads), "-fa", "on", "--output-format", "jsonl"]
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
     rows = {}
-    for line in done.stdout.splitlines():
+    for line in (done.stdout + done.stderr).splitlines():
         if line.startswith("{"):
             row = json.loads(line)
             rows[row["pl"]] = {"tokens_per_s": row["speed_tg"],
                                "step_ms": 1e3 * row["t_tg"] / row["tg"]}
-    return {"command": " ".join(command[:1] + ["-m", "SmolLM2.gguf"] + command[3:]), "rows": rows}
+    if not rows:
+        raise RuntimeError(f"llama-batched-bench printed no results:\n{done.stdout}{done.stderr}")
+    return {"command": " ".join(["llama-batched-bench", "-m", "SmolLM2.gguf"] + command[3:]),
+            "rows": rows}
 
 
 def measure_peer(name, start, model, args, mixed):
