@@ -303,7 +303,8 @@ def render(report, args):
         f"{CONTEXT_PER_SEQUENCE} tokens, batch 512, flash attention on, streamed "
         f"/v1/completions; {args.rounds} requests per client, median of {args.repeats} runs "
         "(all runs in the JSON). One run, one machine, servers one after another.", "",
-        "Command: `bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py`", "",
+        "Command: `bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py"
+        + "".join(" " + a for a in sys.argv[1:]) + "`", "",
         f"Load average before / after: {', '.join(f'{x:.2f}' for x in report['load_before'])}"
         f" / {', '.join(f'{x:.2f}' for x in report['load_after'])} (2 cores; above ~1.5 the "
         "machine was shared with other work and the absolute numbers are low).", "",
