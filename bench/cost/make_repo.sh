@@ -11,3 +11,5 @@ sed -i 's/^max_batch_size: 32$/max_batch_size: 32\ndynamic_batching:\n  auto_tun
   "$WORK/repo/mlp_scorer/config.yaml"
 grep -q auto_tune "$WORK/repo/mlp_scorer/config.yaml"
 python3 -c 'import json; json.dump({"input": [0.5] * 256}, open("'"$WORK"'/body.json", "w"))'
+python3 -c 'import json; json.dump({"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 256],
+  "data": [0.5] * 256}]}, open("'"$WORK"'/body_v2.json", "w"))'

@@ -16,10 +16,11 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import requests
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INFERD_BINARY = Path(os.environ.get("INFERD_BINARY", REPO_ROOT / "build" / "inferd"))
@@ -59,9 +60,20 @@ HTTP_TIMEOUT_S = 60.0
 
 
 def free_port() -> int:
+    """A port no one listens on now, for the tests of a port flag itself and for other servers
+    (Prometheus); inferd itself is started with port 0 and --port-file."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def read_port_file(path: Path) -> dict | None:
+    """The {"http": N, "grpc": M} that inferd --port-file wrote, or None until it has (inferd
+    writes it under a temporary name and renames it, so a file that exists is complete)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
 
 
 # Variables inferd reads besides INFERD_*: defaults for configs that leave fields out.
@@ -96,59 +108,61 @@ class InferdServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def port_file(self) -> Path:
+        return self.log_path.with_name(self.log_path.name + ".ports")
+
     def command(self) -> list[str]:
         cmd = [str(INFERD_BINARY)]
         if self.repository is not None:
             cmd += ["--model-repository", str(self.repository)]
         if self.port_flag:
-            cmd += ["--http-port", str(self.port), "--host", "127.0.0.1",
-                    "--grpc-port", str(self.grpc_port)]
+            # Port 0: the kernel picks free ports, and inferd writes them to the port file.
+            cmd += ["--http-port", "0", "--host", "127.0.0.1", "--grpc-port", "0",
+                    "--port-file", str(self.port_file)]
         return cmd + self.args
 
     def start(self) -> "InferdServer":
         if not INFERD_BINARY.is_file():
             raise RuntimeError(f"inferd binary not found at {INFERD_BINARY}; build it first")
-        # A port found free can be taken by another process before inferd binds it; retry then.
-        for attempt in range(3):
-            self.port = free_port()
-            self.grpc_port = free_port()
-            env = dict(self.extra_env)
-            if not self.port_flag:
-                env.setdefault("INFERD_HTTP_PORT", str(self.port))
-                env.setdefault("INFERD_GRPC_PORT", str(self.grpc_port))
-                self.grpc_port = int(env["INFERD_GRPC_PORT"])
-                env.setdefault("INFERD_HOST", "127.0.0.1")
-                self.port = int(env["INFERD_HTTP_PORT"])
-            with open(self.log_path, "ab") as log:
-                log.write(f"--- start attempt {attempt + 1}: {' '.join(self.command())}\n".encode())
-                log.flush()
-                self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, env=clean_env(env),
-                                             cwd=REPO_ROOT)
-            try:
-                self._wait_ready()
-                return self
-            except _PortTaken:
-                continue
-        raise RuntimeError(f"could not find a free port for inferd\n{self.log()}")
+        env = dict(self.extra_env)
+        if not self.port_flag:  # the same through the environment
+            env.setdefault("INFERD_HTTP_PORT", "0")
+            env.setdefault("INFERD_GRPC_PORT", "0")
+            env.setdefault("INFERD_HOST", "127.0.0.1")
+            env.setdefault("INFERD_PORT_FILE", str(self.port_file))
+        self.port_file.unlink(missing_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"--- start: {' '.join(self.command())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=clean_env(env),
+                                         cwd=REPO_ROOT)
+        self._wait_ready()
+        return self
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                log = self.log()
-                if "Address already in use" in log:
-                    raise _PortTaken()
                 raise RuntimeError(f"inferd exited with code {self.proc.returncode} before it "
-                                   f"was ready; its log:\n{log}")
-            try:
-                if requests.get(self.url + "/v2/health/ready", timeout=2).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
+                                   f"was ready; its log:\n{self.log()}")
+            if self.port is None:
+                self._read_port_file()
+            if self.port is not None:
+                try:
+                    if requests.get(self.url + "/v2/health/ready", timeout=2).status_code == 200:
+                        return
+                except requests.RequestException:
+                    pass
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"inferd was not ready within {READY_TIMEOUT_S} s; its log:\n{self.log()}")
+
+    def _read_port_file(self) -> None:
+        ports = read_port_file(self.port_file)
+        if ports is not None:
+            self.port, self.grpc_port = ports["http"], ports["grpc"]
 
     def log(self) -> str:
         try:
@@ -184,8 +198,14 @@ class InferdServer:
                            headers={"Content-Type": "application/json"}, **kwargs)
 
 
-class _PortTaken(Exception):
-    pass
+def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
+    """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
+    writes it back (block style, keys in their order). Returns the new config."""
+    path = Path(model_dir) / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None))
+    return config
 
 
 def make_repository(root: Path, models: dict[str, str]) -> Path:

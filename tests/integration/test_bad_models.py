@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import pytest
 
-from inferd_harness import (DEMO_MODELS, InferdServer, assert_close, assert_error,
+from inferd_harness import (DEMO_MODELS, InferdServer, assert_close, assert_error, edit_config,
                             output_array, sample_request)
 
 GOOD = ["mlp_scorer", "digits", "odd_version_dirs", "one_thread"]
@@ -19,12 +19,6 @@ def _copy(demo, root, name):
     return root / name
 
 
-def _edit(path, old, new):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new))
-
-
 @pytest.fixture(scope="module")
 def bad_repo_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_repo")
@@ -32,13 +26,13 @@ def bad_repo_server(tmp_path_factory):
     _copy("digits", root, "digits")
 
     typo = _copy("mlp_scorer", root, "config_typo")
-    _edit(typo / "config.yaml", "max_batch_size: 32", "max_batchsize: 4")
+    edit_config(typo, lambda c: c.update(max_batchsize=4) or c.pop("max_batch_size"))
 
     garbage = _copy("digits", root, "garbage_weights")
     (garbage / "1" / "model.pt").write_bytes(bytes(range(256)) * 40)
 
     wrong_dims = _copy("digits", root, "wrong_output_dims")
-    _edit(wrong_dims / "config.yaml", "dims: [10]", "dims: [7]")
+    edit_config(wrong_dims, lambda c: c["outputs"][0].update(dims=[7]))
 
     no_version = root / "no_version_folder"
     no_version.mkdir()
@@ -58,9 +52,9 @@ def bad_repo_server(tmp_path_factory):
 
     # A model's own intra-op thread count (torch backend parameter), valid and not.
     one_thread = _copy("mlp_scorer", root, "one_thread")
-    _edit(one_thread / "config.yaml", "parameters: {}", "parameters: {intra_op_threads: 1}")
+    edit_config(one_thread, lambda c: c.update(parameters={"intra_op_threads": 1}))
     bad_threads = _copy("mlp_scorer", root, "bad_thread_count")
-    _edit(bad_threads / "config.yaml", "parameters: {}", "parameters: {intra_op_threads: 0}")
+    edit_config(bad_threads, lambda c: c.update(parameters={"intra_op_threads": 0}))
 
     server = InferdServer(root, root / "inferd.log", name="bad_repo_server").start()
     yield server

@@ -14,14 +14,8 @@ import numpy as np
 
 import pytest
 
-from inferd_harness import (INFERD_BINARY, assert_close, assert_error, clean_env, free_port,
-                            make_repository, output_array)
-
-
-def _edit(path, old, new):
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new))
+from inferd_harness import (INFERD_BINARY, assert_close, assert_error, clean_env, edit_config,
+                            free_port, make_repository, output_array)
 
 
 def _model_stats(server, model):
@@ -192,7 +186,7 @@ def test_auto_tune_reports_its_table_and_uses_the_chosen_size(start_server, tmp_
 
 def test_batch_size_env_fills_a_config_without_max_batch_size(start_server, tmp_path, torch_ref):
     repo = make_repository(tmp_path / "repo", {"digits": "digits", "mlp_scorer": "mlp_scorer"})
-    _edit(repo / "digits" / "config.yaml", "max_batch_size: 64\n", "")
+    edit_config(repo / "digits", lambda c: c.pop("max_batch_size"))
     server = start_server(repo, env={"BATCH_SIZE": "16"})
 
     meta = server.get("/v2/models/digits").json()
@@ -225,7 +219,7 @@ def _instance_thread_names(pid):
 
 def test_max_workers_env_sets_instances_of_configs_without_them(start_server, tmp_path):
     repo = make_repository(tmp_path / "repo", {"digits": "digits", "mlp_scorer": "mlp_scorer"})
-    _edit(repo / "digits" / "config.yaml", "instances:\n  - count: 1\n    device: cpu\n", "")
+    edit_config(repo / "digits", lambda c: c.pop("instances"))
     server = start_server(repo, env={"MAX_WORKERS": "3"})
 
     names = _instance_thread_names(server.proc.pid)

@@ -5,14 +5,13 @@ reason a person can act on, and every CPU model beside it serves. Where PyTorch 
 (the lent GPU machine: scripts/gpu-check), the same demo models run on cuda:0 and answer
 like PyTorch on the CPU."""
 
-import re
 import threading
 
 import numpy as np
 import pytest
 
-from inferd_harness import (assert_close, assert_error, inputs_as_arrays, make_repository,
-                            output_array, sample_request)
+from inferd_harness import (assert_close, assert_error, edit_config, inputs_as_arrays,
+                            make_repository, output_array, sample_request)
 
 
 def _gpu_count() -> int:
@@ -25,12 +24,7 @@ needs_gpu = pytest.mark.skipif(GPUS == 0, reason="no CUDA device visible to PyTo
 
 
 def _place(repo, model, device, count=1):
-    config = repo / model / "config.yaml"
-    text, found = re.subn(r"instances:\n(  - .*\n(    .*\n)*)",
-                          f"instances:\n  - count: {count}\n    device: '{device}'\n",
-                          config.read_text())
-    assert found == 1, config.read_text()
-    config.write_text(text)
+    edit_config(repo / model, lambda c: c.update(instances=[{"count": count, "device": device}]))
 
 
 def _index(server):

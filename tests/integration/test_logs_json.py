@@ -6,6 +6,7 @@ level, format and access log change at runtime through /v2/logging."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import requests
@@ -63,7 +64,10 @@ def test_a_request_without_an_id_gets_one_and_errors_carry_the_reason(start_serv
     r = server.post("/v2/models/digits/infer", raw='{"inputs": 5}')
     assert_error(r, 400)
     generated = r.headers["X-Request-ID"]
-    assert len(generated) == 32 and int(generated, 16) >= 0
+    assert re.fullmatch(r"[0-9a-f]{32}", generated), generated
+    # Made per request, not once per process.
+    assert server.post("/v2/models/digits/infer", raw='{"inputs": 5}').headers["X-Request-ID"] \
+        != generated
     [line] = access_lines(server, generated)
     assert line["level"] == "warning"
     assert line["status"] == 400 and line["outcome"] == "bad_input"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from inferd_harness import (DEMO_METADATA, DEMO_MODEL_NAMES, DEMO_MODELS, REPO_ROOT,
-                            InferdServer, assert_close, inputs_as_arrays, output_array)
+from inferd_harness import (DEMO_METADATA, DEMO_MODELS, DEMO_MODEL_NAMES, InferdServer, REPO_ROOT,
+                            assert_close, edit_config, inputs_as_arrays, output_array)
 
 ONNX_MODELS = Path(os.environ.get("INFERD_DEMO_ONNX_MODELS",
                                   REPO_ROOT / "build" / "demo-models-onnx"))
@@ -106,12 +106,6 @@ def _copy_onnx(root: Path, demo: str, name: str) -> Path:
     return root / name
 
 
-def _edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{old!r} not in {path}"
-    path.write_text(text.replace(old, new))
-
-
 @pytest.fixture(scope="module")
 def mixed_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("onnx_mixed_repo")
@@ -132,10 +126,10 @@ def mixed_server(tmp_path_factory):
         (not_quantized / "config.yaml").read_text() + "precision: int8\n")
 
     renamed = _copy_onnx(root, "digits", "wrong_input_name")
-    _edit(renamed / "config.yaml", "name: pixels", "name: image")
+    edit_config(renamed, lambda c: c["inputs"][0].update(name="image"))
 
     wrong_type = _copy_onnx(root, "digits", "wrong_input_type")
-    _edit(wrong_type / "config.yaml", "datatype: FP32", "datatype: FP64")
+    edit_config(wrong_type, lambda c: [t.update(datatype="FP64") for t in c["inputs"] + c["outputs"]])
 
     unknown_param = _copy_onnx(root, "digits", "unknown_parameter")
     (unknown_param / "config.yaml").write_text(
@@ -149,7 +143,7 @@ def mixed_server(tmp_path_factory):
         "allow_spinning: true}\n")
 
     shared = _copy_onnx(root, "mlp_scorer", "two_instances")
-    _edit(shared / "config.yaml", "count: 1", "count: 2")
+    edit_config(shared, lambda c: c["instances"][0].update(count=2))
 
     server = InferdServer(root, root / "inferd.log", name="onnx_mixed_server").start()
     yield server

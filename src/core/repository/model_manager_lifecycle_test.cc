@@ -15,6 +15,7 @@
 #include "common/mutex.h"
 #include "core/repository/file_digest.h"
 #include "core/repository/model_manager.h"
+#include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,23 +25,12 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::IdentityModel;
 using testing::TempDir;
 using testing::WriteFile;
 
-// y = x; its weights are "the file": memory_bytes() is the file's size.
-class IdentityModel : public BackendModel {
- public:
-  explicit IdentityModel(uint64_t bytes) : bytes_(bytes) {}
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    return std::vector<Tensor>{inputs[0]};
-  }
-  uint64_t memory_bytes() const override { return bytes_; }
-
- private:
-  const uint64_t bytes_;
-};
-
-// A version folder holds model.fake; a file starting with "corrupt" fails to load. Counts
+// A version folder holds model.fake, loaded as an IdentityModel whose weights are the file
+// (memory_bytes() is its size); a file starting with "corrupt" fails to load. Counts
 // engine loads, so tests can tell a shared load from a new one.
 class CountingBackend : public Backend {
  public:

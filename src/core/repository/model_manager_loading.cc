@@ -242,7 +242,8 @@ void ModelManager::LoaderLoop() {
     LoadJob job;
     {
       MutexLock lock(&mu_);
-      work_.Wait(&mu_, [&] { return stopping_ || !jobs_.empty(); });
+      work_.Wait(&mu_,
+                 [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -555,7 +556,7 @@ void ModelManager::HousekeepingLoop() {
     {
       MutexLock lock(&mu_);
       work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
-                      [&] { return stopping_; });
+                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
       if (stopping_) return;
       dropped.swap(graveyard_);
       const TimePoint now = options_.time->Now();
@@ -568,9 +569,10 @@ void ModelManager::HousekeepingLoop() {
               ++it;
               continue;
             }
-            callbacks.push_back([done = std::move(it->done), name, version] {
+            // Captured by copy under new names: clang 14 cannot capture structured bindings.
+            callbacks.push_back([done = std::move(it->done), model = name, number = version] {
               done(absl::DeadlineExceededError(
-                  StrCat("model '", name, "' version ", version,
+                  StrCat("model '", model, "' version ", number,
                          " is still loading and the request's timeout has passed")));
             });
             it = v.waiters.erase(it);

@@ -27,6 +27,15 @@ absl::StatusOr<ModelHandle> AcquireModel(const GrpcContext& ctx, const std::stri
   return ctx.models->Acquire(name, *parsed);
 }
 
+// Metadata without loading: a lazy or evicted model is described too (as over HTTP).
+absl::StatusOr<ModelDescription> DescribeModel(const GrpcContext& ctx, const std::string& name,
+                                               const std::string& version) {
+  if (name.empty()) return absl::InvalidArgumentError("the model name is empty");
+  absl::StatusOr<std::optional<int64_t>> parsed = ParseGrpcVersion(version);
+  if (!parsed.ok()) return parsed.status();
+  return ctx.inference->Describe(name, *parsed);
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* InferenceService::ServerLive(grpc::CallbackServerContext* context,
@@ -70,9 +79,9 @@ grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
 grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
-  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  absl::StatusOr<ModelDescription> model = DescribeModel(ctx_, request->name(), request->version());
   if (!model.ok()) return Finish(context, model.status());
-  FillModelMetadata(**model, ctx_.models->Index(), response);
+  FillModelMetadata(*model, response);
   return Finish(context, absl::OkStatus());
 }
 
@@ -94,9 +103,9 @@ InferenceService::ModelStreamInfer(grpc::CallbackServerContext*) {
 grpc::ServerUnaryReactor* InferenceService::ModelConfig(
     grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
-  absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
+  absl::StatusOr<ModelDescription> model = DescribeModel(ctx_, request->name(), request->version());
   if (!model.ok()) return Finish(context, model.status());
-  FillModelConfig(**model, response->mutable_config());
+  FillModelConfig(*model, response->mutable_config());
   return Finish(context, absl::OkStatus());
 }
 

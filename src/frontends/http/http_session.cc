@@ -11,9 +11,9 @@
 #include <boost/asio/write.hpp>
 
 #include "common/strings.h"
+#include "frontends/http/http_status.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
-#include "observability/request_outcome.h"
 
 namespace inferd {
 namespace {
@@ -173,17 +173,20 @@ void HttpSession::FinishRecord(HttpReply& reply) {
   record_.active = false;
   reply.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
   if (shared_->recorder != nullptr) {
-    const std::string error = reply.status >= 400 ? ErrorMessageOfBody(reply.body) : std::string();
+    // An error reply carries its Status; another reply of 400 or more (a readiness 503) is
+    // classified by its HTTP status and has no message.
+    const absl::StatusCode code =
+        !reply.error.ok() ? reply.error.code() : StatusCodeForHttp(reply.status);
     FinishedRequest finished;
     finished.request_id = record_.request_id;
     finished.method = record_.method;
     finished.path = record_.path;
     finished.model = record_.model.get();
-    finished.code = StatusCodeForHttp(reply.status);
+    finished.code = code;
     finished.http_status = reply.status;
     finished.latency = Clock::now() - record_.received;
     finished.batch_size = record_.batch_size;
-    finished.error = error;
+    finished.error = std::string_view(reply.error.message().data(), reply.error.message().size());
     shared_->recorder->Finished(finished);
   }
   // Do not keep the model version pinned while the connection idles.

@@ -1,5 +1,7 @@
 #include "frontends/http/http_types.h"
 
+#include "frontends/http/http_status.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -21,29 +23,6 @@ std::string_view HttpRequestView::Header(std::string_view name) const {
   return {};
 }
 
-unsigned HttpStatusFor(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return 200;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition:
-      return 400;
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kResourceExhausted:
-      return 429;
-    case absl::StatusCode::kUnimplemented:
-      return 501;
-    case absl::StatusCode::kUnavailable:
-      return 503;
-    case absl::StatusCode::kDeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
 HttpReply ErrorReply(unsigned http_status, std::string_view message) {
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
@@ -54,12 +33,15 @@ HttpReply ErrorReply(unsigned http_status, std::string_view message) {
   HttpReply reply;
   reply.status = http_status;
   reply.body.assign(buffer.GetString(), buffer.GetSize());
+  reply.error = absl::Status(StatusCodeForHttp(http_status),
+                             absl::string_view(message.data(), message.size()));
   return reply;
 }
 
 HttpReply ErrorReply(const absl::Status& status) {
   HttpReply reply = ErrorReply(HttpStatusFor(status.code()),
                                std::string_view(status.message().data(), status.message().size()));
+  reply.error = status;
   // 429 means "overloaded, come back": say when, so well-behaved clients back off.
   if (status.code() == absl::StatusCode::kResourceExhausted) {
     reply.headers.emplace_back("Retry-After", "1");

@@ -40,6 +40,9 @@ struct HttpReply {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // What an error reply reports, for the access log and the metrics (OK otherwise): the
+  // session records it as it is instead of reading the body back.
+  absl::Status error = absl::OkStatus();
 };
 
 // Delivers the reply for one request, exactly once, from any thread.
@@ -57,12 +60,9 @@ class Responder {
 
 using ResponderPtr = std::shared_ptr<Responder>;
 
-// {"error": message} with the status that the code maps to.
+// {"error": message} with the status that the code maps to (frontends/http/http_status.h).
 HttpReply ErrorReply(const absl::Status& status);
 HttpReply ErrorReply(unsigned http_status, std::string_view message);
-
-// The HTTP status for a Status code (InvalidArgument -> 400, NotFound -> 404, ...).
-unsigned HttpStatusFor(absl::StatusCode code);
 
 }  // namespace inferd
 
