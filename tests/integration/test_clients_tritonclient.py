@@ -11,7 +11,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
-from inferd_harness import ATOL
+from inferd_harness import ATOL, DEMO_METADATA
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +126,46 @@ def test_grpc_health_metadata_config_stats(grpc_client):
     assert stats["model_stats"][0]["name"] == "mlp_scorer"
     index = grpc_client.get_model_repository_index(as_json=True)
     assert {m["name"] for m in index["models"]} >= {"mlp_scorer", "resnet18"}
+
+
+def _config_facts(config: dict) -> dict:
+    """What Triton's clients read from a model config, with gRPC's JSON (int64 as strings,
+    defaults left out) and HTTP's (numbers, every field) brought to one form."""
+    def tensors(key):
+        return [(t["name"], t["data_type"], [int(d) for d in t.get("dims", [])])
+                for t in config.get(key, [])]
+    batching = config.get("dynamic_batching")
+    return {
+        "name": config["name"], "platform": config["platform"], "backend": config["backend"],
+        "max_batch_size": int(config.get("max_batch_size", 0)),
+        "input": tensors("input"), "output": tensors("output"),
+        "dynamic_batching": None if batching is None else (
+            [int(s) for s in batching.get("preferred_batch_size", [])],
+            int(batching.get("max_queue_delay_microseconds", 0))),
+        "instance_group": [(g.get("name"), g.get("kind", "KIND_AUTO"), int(g.get("count", 0)))
+                           for g in config.get("instance_group", [])],
+        "parameters": {k: v.get("string_value", "") for k, v in
+                       config.get("parameters", {}).items()},
+    }
+
+
+@pytest.mark.parametrize("model", ["mlp_scorer", "resnet18", "text_classifier", "digits"])
+def test_http_config_matches_grpc_config(http_client, grpc_client, model):
+    http = http_client.get_model_config(model)
+    grpc = grpc_client.get_model_config(model, as_json=True)["config"]
+    assert _config_facts(http) == _config_facts(grpc)
+    expected = DEMO_METADATA[model]
+    assert http["max_batch_size"] == expected["max_batch_size"]
+    # Triton's config gives dims without the batch dimension, and TYPE_ names.
+    assert [(t["name"], "TYPE_" + t["datatype"], t["shape"][1:]) for t in expected["inputs"]] == \
+        [(t["name"], t["data_type"], t["dims"]) for t in http["input"]]
+    assert http["instance_group"][0]["kind"] == "KIND_CPU"
+
+
+def test_http_config_of_unknown_model_raises(http_client):
+    with pytest.raises(InferenceServerException) as error:
+        http_client.get_model_config("no_such_model")
+    assert "no_such_model" in str(error.value)
 
 
 def test_grpc_errors_carry_status_and_message(grpc_client):

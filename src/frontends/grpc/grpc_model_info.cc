@@ -83,11 +83,18 @@ void FillModelConfig(const ModelDescription& model, inference::ModelConfig* out)
     output->set_data_type(ConfigDataType(spec.datatype));
     for (int64_t dim : spec.dims) output->add_dims(dim);
   }
-  for (const InstanceGroup& group : config.instances) {
+  for (size_t i = 0; i < config.instances.size(); ++i) {
+    const InstanceGroup& group = config.instances[i];
     inference::ModelInstanceGroup* instances = out->add_instance_group();
+    instances->set_name(config.name + "_" + std::to_string(i));
     instances->set_count(group.count);
     instances->set_kind(group.device == "cpu" ? inference::ModelInstanceGroup::KIND_CPU
                                               : inference::ModelInstanceGroup::KIND_GPU);
+    if (group.device == "cuda") instances->add_gpus(0);
+    if (group.device.starts_with("cuda:")) instances->add_gpus(std::atoi(group.device.c_str() + 5));
+  }
+  for (const auto& [key, value] : config.parameters) {
+    (*out->mutable_parameters())[key].set_string_value(value);
   }
   const BatchPolicy& policy = model.batch_policy;
   if (policy.dynamic) {

@@ -9,6 +9,7 @@
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
+#include "frontends/http/model_config_handler.h"
 #include "frontends/http/repository_handlers.h"
 #include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
@@ -143,6 +144,9 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     }
     if (tail.size() == 1 && tail[0] == "stats") {
       return responder->Send(get ? HandleModelStats(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "config") {
+      return responder->Send(get ? HandleModelConfig(ctx, *ref) : MethodNotAllowed("GET"));
     }
     if (tail.size() == 1 && tail[0] == "ready") {
       return responder->Send(get ? HandleModelReady(ctx, *ref) : MethodNotAllowed("GET"));
