@@ -12,12 +12,16 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OLD="$(realpath "$1")"; NEW="$(realpath "$2")"; REPORT="$3"; TOP="${4:-25}"
 raw="${REPORT%.md}.raw.txt"
+# Each probe's output is kept as REPORT.<endpoint>.<old|new>.txt; one already there is reused
+# (delete it to measure again).
 : > "$raw"
 for endpoint in predict v2; do
   for which in old new; do
     binary="$OLD"; [ "$which" = new ] && binary="$NEW"
-    echo "### $endpoint $which" >> "$raw"
-    ENDPOINT="$endpoint" "$here/instructions_per_request.sh" "$binary" "$TOP" >> "$raw"
+    probe="${REPORT%.md}.$endpoint.$which.txt"
+    [ -s "$probe" ] || ENDPOINT="$endpoint" "$here/instructions_per_request.sh" "$binary" "$TOP" \
+      > "$probe"
+    { echo "### $endpoint $which"; cat "$probe"; } >> "$raw"
   done
 done
 python3 - "$raw" "$REPORT" "$OLD" "$NEW" "$TOP" <<'PY'

@@ -25,7 +25,11 @@ valgrind --tool=callgrind --callgrind-out-file=callgrind.out "$BIN" --model-repo
   --http-port "$PORT" --log-level warn --access-log false --busy-poll-us 0 > valgrind.log 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
-for _ in $(seq 600); do curl -s -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.5; done
+# Startup under valgrind loads LibTorch instrumented: minutes, more on a busy machine.
+for _ in $(seq "$(( ${READY_WAIT_S:-600} * 2 ))"); do
+  curl -s -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.5
+done
+curl -sf -o /dev/null "localhost:$PORT/v2/health/ready" || { echo "inferd not ready" >&2; exit 1; }
 wrk -t1 -c8 -d3s -s "$root/bench/predict.lua" "http://127.0.0.1:$PORT$target" \
   -- "$body" > /dev/null  # warm-up: first-touch costs stay out of the count
 callgrind_control -z "$pid" > /dev/null 2>&1

@@ -374,13 +374,13 @@ TEST_F(ModelLifecycleTest, IdleModelIsUnloadedAndReloadsOnItsNextRequest) {
   options.time = &time_;
   Start(options);
   EXPECT_EQ(StateOf("m", 1), ModelState::kReady);
+  // Passes run here on the fake clock (the housekeeping thread's own passes see the same
+  // time): after 59 s one has run and left the model alone, after 60 s one unloads it.
   time_.Advance(std::chrono::seconds(59));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // housekeeping passes
+  manager_->Housekeep();
   EXPECT_EQ(StateOf("m", 1), ModelState::kReady);
   time_.Advance(std::chrono::seconds(1));
-  for (int i = 0; i < 100 && StateOf("m", 1) == ModelState::kReady; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  manager_->Housekeep();
   EXPECT_EQ(StateOf("m", 1), ModelState::kUnloaded);
   EXPECT_THAT(ReasonOf("m", 1), HasSubstr("idle"));
   ASSERT_TRUE(AcquireForInference("m").ok());
