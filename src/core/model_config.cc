@@ -113,7 +113,8 @@ absl::StatusOr<Shape> ParseDims(const FieldReader& reader, const YAML::Node& nod
 absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& reader,
                                                          const YAML::Node& node,
                                                          const std::string& field) {
-  if (!node) return reader.Error(field, "is required");
+  // Left out: the backend reads the signature from the model file (or says what to add).
+  if (!node) return std::vector<TensorSpec>{};
   if (!node.IsSequence() || node.size() == 0) {
     return reader.Error(field, "must be a non-empty list");
   }
@@ -209,8 +210,17 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
   // A bare `dynamic_batching:` turns batching on with every default.
   if (!node.IsNull()) {
     RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",
-                                     {"max_queue_delay_us", "preferred_batch_sizes",
+                                     {"enabled", "max_queue_delay_us", "preferred_batch_sizes",
                                       "preserve_ordering", "auto_tune", "latency_slo_ms"}));
+    if (node["enabled"]) {
+      ASSIGN_OR_RETURN(bool enabled, reader.Bool(node["enabled"], "dynamic_batching.enabled"));
+      if (!enabled) {
+        if (node.size() > 1) {
+          return reader.Error("dynamic_batching", "enabled: false takes no other settings");
+        }
+        return batching;  // every request runs alone
+      }
+    }
   }
   if (max_batch_size == 0) {
     return reader.Error("dynamic_batching",

@@ -144,14 +144,18 @@ TEST(ModelConfigTest, RejectsEmptyBackend) {
       AllOf(StartsWith(kSource), HasSubstr("backend: must be a non-empty string")));
 }
 
-TEST(ModelConfigTest, RejectsMissingInputs) {
-  EXPECT_THAT(ErrorOf(std::string("backend: torch\n") + kMinimalOutputs),
-              AllOf(StartsWith(kSource), HasSubstr("inputs: is required")));
-}
-
-TEST(ModelConfigTest, RejectsMissingOutputs) {
-  EXPECT_THAT(ErrorOf("backend: torch\ninputs:\n  - {name: x, datatype: FP32, dims: [1]}\n"),
-              AllOf(StartsWith(kSource), HasSubstr("outputs: is required")));
+// Left out, the signature is read from the model file at load (Triton's auto-complete), or
+// the backend says what to add (model_loader.cc, config_completer.h).
+TEST(ModelConfigTest, MissingInputsOrOutputsAreLeftToTheModelFile) {
+  absl::StatusOr<ModelConfig> no_inputs = Parse(std::string("backend: onnx\n") + kMinimalOutputs);
+  ASSERT_TRUE(no_inputs.ok()) << no_inputs.status();
+  EXPECT_THAT(no_inputs->inputs, IsEmpty());
+  EXPECT_EQ(no_inputs->outputs.size(), 1u);
+  absl::StatusOr<ModelConfig> bare = Parse("backend: onnx\n");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_THAT(bare->inputs, IsEmpty());
+  EXPECT_THAT(bare->outputs, IsEmpty());
+  EXPECT_EQ(bare->max_batch_size, 0);
 }
 
 TEST(ModelConfigTest, RejectsEmptyInputList) {
@@ -368,6 +372,22 @@ TEST(ModelConfigTest, BareDynamicBatchingKeyEnablesItWithDefaults) {
   absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching:\n"));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->dynamic_batching.enabled);
+}
+
+TEST(ModelConfigTest, EnabledFalseTurnsBatchingOff) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {enabled: false}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.auto_tune);
+  EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {enabled: false, auto_tune: true}\n")),
+              HasSubstr("dynamic_batching: enabled: false takes no other settings"));
+}
+
+TEST(ModelConfigTest, ExplicitDynamicBatchingIsKeptAsWritten) {
+  absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.auto_tune);
 }
 
 TEST(ModelConfigTest, DefaultPriorityIsTheLowestLevel) {

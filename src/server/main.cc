@@ -1,10 +1,9 @@
 // inferd: wiring only. Parses flags, loads the repository, serves HTTP and gRPC until
 // SIGTERM/SIGINT, then drains and exits 0.
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -29,6 +28,7 @@
 #include "observability/request_recorder.h"
 #include "server/lifecycle_options.h"
 #include "server/server_options.h"
+#include "server/stop_signals.h"
 #include "server/version.h"
 
 namespace inferd {
@@ -82,13 +82,9 @@ int Run(const ServerOptions& options) {
     return 1;
   }
 
-  // Signals are taken synchronously by this thread (sigwait below); every thread started
-  // from here on, LibTorch's pools included, inherits the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Signals are taken synchronously by this thread (StopSignals); every thread started from
+  // here on, LibTorch's pools included, inherits the blocked mask.
+  StopSignals stop_signals;
 
   spdlog::info("inferd {} starting; model repository {}", kInferdVersion, options.model_repository);
   auto torch = std::make_unique<TorchBackend>(
@@ -167,8 +163,18 @@ int Run(const ServerOptions& options) {
     }
   }
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = stop_signals.WaitForStop();
+  // Not ready from now on (both protocols' health checks), and every reply says
+  // `Connection: close`, so balancers and clients move to other replicas.
+  draining.store(true);
+  if (signal_number == SIGTERM && options.drain_seconds > 0) {
+    spdlog::info(
+        "received SIGTERM: not ready; still serving for the {} s drain period "
+        "(a second signal ends it)",
+        options.drain_seconds);
+    const auto waited = stop_signals.WaitOutDrain(std::chrono::seconds(options.drain_seconds));
+    spdlog::info("drain period over after {} ms", waited.count());
+  }
   spdlog::info("received {}: no new connections; finishing requests in flight",
                signal_number == SIGTERM ? "SIGTERM" : "SIGINT");
   // Both frontends drain at once: each waits for its own requests in flight.

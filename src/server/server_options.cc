@@ -93,6 +93,13 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_SHUTDOWN_TIMEOUT")
       ->check(CLI::Range(0, 3600))
       ->capture_default_str();
+  app.add_option("--drain-seconds", options.drain_seconds,
+                 "After SIGTERM, seconds inferd reports not-ready but keeps accepting and "
+                 "serving, so balancers can take it out of rotation before it stops "
+                 "listening (SIGINT, or a second signal, skips the rest)")
+      ->envname("INFERD_DRAIN_SECONDS")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
   app.add_option("--default-max-batch-size", options.default_max_batch_size,
                  "max_batch_size for configs that do not set it (0: no batch dimension)")
       ->envname("BATCH_SIZE")

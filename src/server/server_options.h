@@ -26,6 +26,8 @@ struct ServerOptions {
   // How long idle I/O threads and model instances watch for work before sleeping.
   int busy_poll_us = 100;
   int shutdown_timeout_s = 30;
+  // After SIGTERM: seconds of serving while not ready, before the listeners close.
+  int drain_seconds = 5;
   // Defaults for configs that leave these out (the seed's BATCH_SIZE and MAX_WORKERS).
   int default_max_batch_size = 0;
   int default_instances = 1;

@@ -126,6 +126,9 @@ class InferdServer:
         if not INFERD_BINARY.is_file():
             raise RuntimeError(f"inferd binary not found at {INFERD_BINARY}; build it first")
         env = dict(self.extra_env)
+        # inferd's SIGTERM drain period (5 s by default) would add its length to every
+        # test's teardown; the drain tests set it themselves.
+        env.setdefault("INFERD_DRAIN_SECONDS", "0")
         if not self.port_flag:  # the same through the environment
             env.setdefault("INFERD_HTTP_PORT", "0")
             env.setdefault("INFERD_GRPC_PORT", "0")
@@ -196,6 +199,16 @@ class InferdServer:
         sender = session if session is not None else requests
         return sender.post(self.url + path, data=data,
                            headers={"Content-Type": "application/json"}, **kwargs)
+
+
+def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
+    """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
+    writes it back (block style, keys in their order). Returns the new config."""
+    path = Path(model_dir) / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    change(config)
+    path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None))
+    return config
 
 
 def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:

@@ -297,6 +297,35 @@ std::string OnnxBackend::Describe() const {
                 " intra-op thread(s) by default");
 }
 
+absl::StatusOr<ModelConfig> OnnxBackend::CompleteConfig(const ModelConfig& config,
+                                                        const std::filesystem::path& version_dir) {
+  const std::filesystem::path file = version_dir / model_filename();
+  const std::string config_path = (version_dir.parent_path() / "config.yaml").string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    return absl::NotFoundError(StrCat(file.string(), ": missing, and config.yaml gives no ",
+                                      config.inputs.empty() ? "inputs" : "outputs"));
+  }
+  RETURN_IF_ERROR(engine_->status);
+  const OrtApi& api = *ort::Api();
+  // Only the signature is read: no graph optimization, one thread.
+  OnnxModelOptions options;
+  options.optimization = GraphOptimization::kDisabled;
+  ASSIGN_OR_RETURN(ort::Ptr<OrtSessionOptions> session_options,
+                   MakeSessionOptions(api, options, 1));
+  OrtSession* raw_session = nullptr;
+  RETURN_IF_ERROR(ort::ToStatus(
+      api.CreateSession(engine_->env.get(), file.c_str(), session_options.get(), &raw_session),
+      StrCat(file.string(), ": ONNX Runtime rejected the model"),
+      absl::StatusCode::kInvalidArgument));
+  ort::Ptr<OrtSession> session(raw_session);
+  absl::StatusOr<GraphSignature> signature = ReadSignature(api, session.get());
+  if (!signature.ok()) {
+    return absl::InvalidArgumentError(StrCat(file.string(), ": ", signature.status().message()));
+  }
+  return CompleteConfigFromGraph(config, *signature, config_path);
+}
+
 absl::StatusOr<std::unique_ptr<BackendModel>> OnnxBackend::Load(const BackendLoadRequest& request) {
   const ModelConfig& config = *request.config;
   const std::filesystem::path file = request.version_dir / model_filename();

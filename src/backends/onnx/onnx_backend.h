@@ -9,12 +9,14 @@
 #define INFERD_BACKENDS_ONNX_ONNX_BACKEND_H_
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/backend.h"
+#include "core/config_completer.h"
 
 namespace inferd {
 
@@ -25,7 +27,7 @@ struct OnnxBackendOptions {
   int intra_op_threads = 0;
 };
 
-class OnnxBackend : public Backend {
+class OnnxBackend : public Backend, public ConfigCompleter {
  public:
   explicit OnnxBackend(OnnxBackendOptions options);
   ~OnnxBackend() override;
@@ -35,6 +37,10 @@ class OnnxBackend : public Backend {
   std::string_view model_filename() const override { return "model.onnx"; }
 
   void Prepare(const std::vector<const ModelConfig*>& configs) override;
+  // Reads the graph's inputs and outputs (names, element types, dims, a dynamic batch axis)
+  // from a session on the file, for what config.yaml left out (CompleteConfigFromGraph).
+  absl::StatusOr<ModelConfig> CompleteConfig(const ModelConfig& config,
+                                             const std::filesystem::path& version_dir) override;
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override;
 
   // "1.23.2", or why the library cannot be used, for the startup summary.

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace inferd {
@@ -80,7 +81,69 @@ absl::Status CheckSide(const ModelConfig& config, const std::vector<TensorSpec>&
   return absl::OkStatus();
 }
 
+bool HasDynamicFirstDim(const std::vector<GraphTensor>& tensors) {
+  for (const GraphTensor& t : tensors) {
+    if (t.dims.empty() || t.dims[0] != -1) return false;
+  }
+  return true;
+}
+
+absl::Status FillFromGraph(const ModelConfig& config, const std::vector<GraphTensor>& graph,
+                           std::string_view side, const std::string& config_path,
+                           std::vector<TensorSpec>& specs) {
+  for (const GraphTensor& t : graph) {
+    if (!t.type) {
+      return absl::InvalidArgumentError(StrCat(config_path, ": ", side, ": the graph's '", t.name,
+                                               "' has element type ", t.type_name,
+                                               ", which the protocol cannot carry"));
+    }
+    TensorSpec spec{t.name, *t.type, t.dims};
+    if (config.batched()) {
+      if (t.dims.empty() || t.dims[0] != -1) {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": max_batch_size is ", config.max_batch_size, " but the graph's '",
+            t.name, "' has ",
+            t.dims.empty() ? "no dimensions" : StrCat("a fixed first dimension ", DimsText(t.dims)),
+            "; set max_batch_size: 0, or export with a dynamic batch axis (tools/optimize/export "
+            "does)"));
+      }
+      spec.dims.erase(spec.dims.begin());
+    }
+    specs.push_back(std::move(spec));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<ModelConfig> CompleteConfigFromGraph(const ModelConfig& config,
+                                                    const GraphSignature& graph,
+                                                    const std::string& config_path) {
+  ModelConfig completed = config;
+  // Like Triton's auto-complete, max_batch_size 0 (or none) with a dynamic first dimension
+  // in every graph tensor means a batch axis. Such a config had no dynamic_batching entry
+  // (parsing refuses one without max_batch_size), so it gets the default: auto-tuned.
+  if (!config.batched() && !graph.inputs.empty() && HasDynamicFirstDim(graph.inputs) &&
+      HasDynamicFirstDim(graph.outputs) && (config.inputs.empty() && config.outputs.empty())) {
+    completed.max_batch_size = kCompletedMaxBatchSize;
+    completed.dynamic_batching.enabled = true;
+    completed.dynamic_batching.auto_tune = true;
+  }
+  if (completed.inputs.empty()) {
+    RETURN_IF_ERROR(
+        FillFromGraph(completed, graph.inputs, "inputs", config_path, completed.inputs));
+  }
+  if (completed.outputs.empty()) {
+    RETURN_IF_ERROR(
+        FillFromGraph(completed, graph.outputs, "outputs", config_path, completed.outputs));
+  }
+  if (completed.inputs.empty() || completed.outputs.empty()) {
+    return absl::InvalidArgumentError(StrCat(config_path, ": the graph has no ",
+                                             completed.inputs.empty() ? "inputs" : "outputs",
+                                             "; inferd serves graphs with at least one of each"));
+  }
+  return completed;
+}
 
 absl::Status CheckGraphSignature(const ModelConfig& config, const GraphSignature& graph,
                                  const std::string& config_path) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/data_type.h"
 #include "core/model_config.h"
 
@@ -34,6 +35,21 @@ struct GraphSignature {
 // first dimension. Errors name config.yaml's field and what to change.
 absl::Status CheckGraphSignature(const ModelConfig& config, const GraphSignature& graph,
                                  const std::string& config_path);
+
+// max_batch_size of a config completed from a graph whose inputs and outputs all have a
+// dynamic first dimension, when neither config.yaml nor BATCH_SIZE gave one (Triton uses 4;
+// auto-tuning picks the size that serves best up to this).
+inline constexpr int kCompletedMaxBatchSize = 32;
+
+// `config` with what config.yaml left out taken from the graph: every input (when it lists
+// none) and every output (when it lists none) with the graph's names, datatypes and dims.
+// The first dimension is the batch axis when max_batch_size > 0, and, when it is 0 and the
+// config lists no tensors, when it is dynamic in every graph input and output
+// (max_batch_size is then kCompletedMaxBatchSize, with auto-tuned dynamic batching).
+// Errors name config.yaml and what to add or change.
+absl::StatusOr<ModelConfig> CompleteConfigFromGraph(const ModelConfig& config,
+                                                    const GraphSignature& graph,
+                                                    const std::string& config_path);
 
 }  // namespace inferd
 

@@ -8,6 +8,7 @@
 namespace inferd {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr char kPath[] = "m/config.yaml";
@@ -119,6 +120,75 @@ TEST(OnnxSignatureTest, RejectsCountMismatch) {
   graph.outputs.push_back({"extra", DataType::kFp32, "float", {-1}});
   EXPECT_THAT(ErrorOf(BatchedConfig(), graph),
               HasSubstr("outputs: declares 1 but the graph has 2 (probabilities, extra)"));
+}
+
+ModelConfig Parsed(const char* yaml) {
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(yaml, "m", kPath);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+TEST(CompleteConfigFromGraphTest, FolderWithOnlyTheBackendGetsTheGraphsSignatureAndBatchAxis) {
+  const ModelConfig config = Parsed("backend: onnx\n");
+  EXPECT_TRUE(config.inputs.empty() && config.outputs.empty());
+  absl::StatusOr<ModelConfig> completed = CompleteConfigFromGraph(config, MatchingGraph(), kPath);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  EXPECT_EQ(completed->max_batch_size, kCompletedMaxBatchSize);
+  EXPECT_TRUE(completed->dynamic_batching.enabled && completed->dynamic_batching.auto_tune);
+  ASSERT_EQ(completed->inputs.size(), 1u);
+  EXPECT_EQ(completed->inputs[0].name, "pixels");
+  EXPECT_EQ(completed->inputs[0].datatype, DataType::kFp32);
+  EXPECT_EQ(completed->inputs[0].dims, (Shape{64}));
+  ASSERT_EQ(completed->outputs.size(), 1u);
+  EXPECT_EQ(completed->outputs[0].dims, (Shape{10}));
+  EXPECT_TRUE(CheckGraphSignature(*completed, MatchingGraph(), kPath).ok());
+}
+
+TEST(CompleteConfigFromGraphTest, FixedFirstDimensionMeansNoBatchingWhenNotGiven) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].dims = {1, 64};
+  absl::StatusOr<ModelConfig> completed =
+      CompleteConfigFromGraph(Parsed("backend: onnx\n"), graph, kPath);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  EXPECT_EQ(completed->max_batch_size, 0);
+  EXPECT_FALSE(completed->dynamic_batching.enabled);
+  EXPECT_EQ(completed->inputs[0].dims, (Shape{1, 64}));
+  EXPECT_EQ(completed->outputs[0].dims, (Shape{-1, 10}));
+}
+
+TEST(CompleteConfigFromGraphTest, GivenMaxBatchSizeStripsTheBatchAxisAndKeepsDeclaredSide) {
+  const ModelConfig config = Parsed(R"(
+backend: onnx
+max_batch_size: 4
+outputs:
+  - {name: probabilities, datatype: FP32, dims: [10]}
+)");
+  absl::StatusOr<ModelConfig> completed = CompleteConfigFromGraph(config, MatchingGraph(), kPath);
+  ASSERT_TRUE(completed.ok()) << completed.status();
+  EXPECT_EQ(completed->max_batch_size, 4);
+  EXPECT_EQ(completed->inputs[0].dims, (Shape{64}));
+  EXPECT_EQ(completed->outputs.size(), 1u);
+}
+
+TEST(CompleteConfigFromGraphTest, GivenMaxBatchSizeWithAFixedFirstDimensionSaysWhatToChange) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].dims = {1, 64};
+  absl::StatusOr<ModelConfig> completed =
+      CompleteConfigFromGraph(Parsed("backend: onnx\nmax_batch_size: 8\n"), graph, kPath);
+  ASSERT_FALSE(completed.ok());
+  EXPECT_THAT(completed.status().message(),
+              AllOf(HasSubstr("m/config.yaml: max_batch_size is 8"), HasSubstr("'pixels'"),
+                    HasSubstr("max_batch_size: 0")));
+}
+
+TEST(CompleteConfigFromGraphTest, ElementTypeTheProtocolCannotCarryIsNamed) {
+  GraphSignature graph = MatchingGraph();
+  graph.inputs[0].type = std::nullopt;
+  graph.inputs[0].type_name = "complex64";
+  absl::StatusOr<ModelConfig> completed =
+      CompleteConfigFromGraph(Parsed("backend: onnx\n"), graph, kPath);
+  ASSERT_FALSE(completed.ok());
+  EXPECT_THAT(completed.status().message(), AllOf(HasSubstr("inputs"), HasSubstr("complex64")));
 }
 
 }  // namespace

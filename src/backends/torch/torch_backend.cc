@@ -315,6 +315,47 @@ void TorchBackend::Prepare(const std::vector<const ModelConfig*>& configs) {
 
 int TorchBackend::intra_op_threads() const { return default_intra_op_threads_.load(); }
 
+absl::StatusOr<ModelConfig> TorchBackend::CompleteConfig(const ModelConfig& config,
+                                                         const std::filesystem::path& version_dir) {
+  const std::filesystem::path file = version_dir / model_filename();
+  const std::string config_path = (version_dir.parent_path() / "config.yaml").string();
+  std::vector<std::string> arguments;
+  size_t returns = 1;
+  try {
+    torch::jit::Module module = torch::jit::load(file.string(), c10::Device(c10::kCPU));
+    if (module.find_method("forward")) {
+      arguments = ForwardArguments(module);
+      const auto& schema = module.get_method("forward").function().getSchema();
+      if (!schema.returns().empty()) {
+        if (auto tuple = schema.returns()[0].type()->cast<c10::TupleType>()) {
+          returns = tuple->elements().size();
+        }
+      }
+    }
+  } catch (const c10::Error& e) {
+    return absl::InvalidArgumentError(
+        StrCat(file.string(), ": not a loadable TorchScript file: ", e.what_without_backtrace()));
+  }
+  std::vector<std::string> inputs, outputs;
+  for (const std::string& argument : arguments) {
+    inputs.push_back(StrCat("{name: ", argument, ", datatype: FP32, dims: [...]}"));
+  }
+  for (size_t i = 0; i < returns; ++i) {
+    outputs.push_back(StrCat("{name: output", i, ", datatype: FP32, dims: [...]}"));
+  }
+  std::vector<std::string> add;
+  if (config.inputs.empty()) add.push_back(StrCat("inputs: [", StrJoin(inputs, ", "), "]"));
+  if (config.outputs.empty()) add.push_back(StrCat("outputs: [", StrJoin(outputs, ", "), "]"));
+  return absl::InvalidArgumentError(
+      StrCat(config_path, ": ", config.inputs.empty() ? "inputs" : "outputs",
+             ": is required for a TorchScript model: ", file.filename().string(),
+             "'s forward takes (", StrJoin(arguments, ", "), ") and returns ", returns,
+             " tensor(s), but the file records no datatypes or shapes; add to config.yaml ",
+             StrJoin(add, " and "),
+             " with each tensor's datatype and dims (without the batch "
+             "dimension when max_batch_size > 0)"));
+}
+
 absl::StatusOr<std::unique_ptr<BackendModel>> TorchBackend::Load(
     const BackendLoadRequest& request) {
   const ModelConfig& config = *request.config;

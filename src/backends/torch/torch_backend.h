@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/backend.h"
+#include "core/config_completer.h"
 
 namespace inferd {
 
@@ -36,7 +37,7 @@ struct TorchBackendOptions {
 //                                       do best with 1: a second thread costs more in
 //                                       hand-offs than it saves, and takes the core that
 //                                       the I/O threads and other models need.
-class TorchBackend : public Backend {
+class TorchBackend : public Backend, public ConfigCompleter {
  public:
   explicit TorchBackend(TorchBackendOptions options);
 
@@ -45,6 +46,10 @@ class TorchBackend : public Backend {
   std::string_view model_filename() const override { return "model.pt"; }
 
   void Prepare(const std::vector<const ModelConfig*>& configs) override;
+  // A TorchScript file names forward's arguments but records no datatypes or shapes: this
+  // completes nothing and says what config.yaml must add, with the argument names.
+  absl::StatusOr<ModelConfig> CompleteConfig(const ModelConfig& config,
+                                             const std::filesystem::path& version_dir) override;
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override;
 
   // The default intra-op thread count (models may set their own), for the startup summary.

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/config_completer.h"
 #include "core/scheduling/batch_tuner.h"
 
 namespace inferd {
@@ -18,6 +19,44 @@ bool ShapeMatches(const Shape& declared, const Shape& actual) {
     if (declared[i] != -1 && declared[i] != actual[i]) return false;
   }
   return true;
+}
+
+void AppendTensors(const ModelConfig& config, const std::vector<TensorSpec>& specs,
+                   std::string& text) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    text += StrCat(i ? ", " : "", specs[i].name, " ", DataTypeName(specs[i].datatype),
+                   ShapeToString(config.FullShape(specs[i])));
+  }
+}
+
+// "inputs x FP32[-1,4]; outputs y FP32[-1,2]; max_batch_size 8", for the log.
+std::string DescribeSignature(const ModelConfig& config) {
+  std::string text = "inputs ";
+  AppendTensors(config, config.inputs, text);
+  text += "; outputs ";
+  AppendTensors(config, config.outputs, text);
+  text += StrCat("; max_batch_size ", config.max_batch_size);
+  if (config.dynamic_batching.auto_tune) text += ", dynamic batching with auto-tuned sizes";
+  return text;
+}
+
+// What config.yaml left out, read from the model file by a backend that can (Triton's
+// auto-complete); an error naming config.yaml for one that cannot.
+absl::StatusOr<ModelConfig> CompleteFromModelFile(Backend& backend, const ModelConfig& config,
+                                                  const std::filesystem::path& version_dir) {
+  auto* completer = dynamic_cast<ConfigCompleter*>(&backend);
+  if (completer == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat((version_dir.parent_path() / "config.yaml").string(), ": ",
+               config.inputs.empty() ? "inputs" : "outputs", ": is required: the '", backend.name(),
+               "' backend cannot read the signature from ", backend.model_filename(),
+               " (list each tensor with name, datatype and dims)"));
+  }
+  ASSIGN_OR_RETURN(ModelConfig completed, completer->CompleteConfig(config, version_dir));
+  LogInfo(StrCat("model ", completed.name, ": signature read from ",
+                 (version_dir / backend.model_filename()).string(), ": ",
+                 DescribeSignature(completed)));
+  return completed;
 }
 
 }  // namespace
@@ -65,8 +104,13 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     const std::filesystem::path& model_dir, int64_t version,
     std::shared_ptr<BackendModel> shared_weights, std::shared_ptr<ModelObserver> observer) {
   BackendLoadRequest request;
-  request.config = config.get();
   request.version_dir = model_dir / std::to_string(version);
+  if (config->inputs.empty() || config->outputs.empty()) {
+    ASSIGN_OR_RETURN(ModelConfig completed,
+                     CompleteFromModelFile(backend, *config, request.version_dir));
+    config = std::make_shared<const ModelConfig>(std::move(completed));
+  }
+  request.config = config.get();
   request.device = config->instances.front().device;
   std::shared_ptr<BackendModel> model = std::move(shared_weights);
   if (model == nullptr) {

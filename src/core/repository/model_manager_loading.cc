@@ -31,6 +31,23 @@ absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
   return text.str();
 }
 
+// "backend: NAME" for a folder without config.yaml whose newest version folder holds the
+// model file of exactly one backend; nullopt otherwise.
+std::optional<std::string> ConfigFromModelFile(
+    const std::vector<std::unique_ptr<Backend>>& backends, const std::filesystem::path& dir) {
+  const std::vector<int64_t> versions = ScanVersionDirs(dir).versions;
+  if (versions.empty()) return std::nullopt;
+  const std::filesystem::path newest = dir / std::to_string(versions.back());
+  std::optional<std::string> found;
+  for (const auto& backend : backends) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(newest / backend->model_filename(), ec)) continue;
+    if (found) return std::nullopt;  // two engines' files: config.yaml must say which
+    found = StrCat("backend: ", backend->name(), "\n");
+  }
+  return found;
+}
+
 std::string Key(std::string_view name, int64_t version) { return StrCat(name, ":", version); }
 
 // A copy that shares no reference count with `status`: the loader thread drops its own
@@ -94,6 +111,13 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
                                    const std::vector<int64_t>* stable) {
   const std::filesystem::path config_path = entry.dir / "config.yaml";
   absl::StatusOr<std::string> text = ReadText(config_path);
+  std::error_code ec;
+  if (!text.ok() && !std::filesystem::exists(config_path, ec)) {
+    // Like Triton: a folder with only a model file serves, its signature read from the file.
+    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, entry.dir)) {
+      text = *generated;
+    }
+  }
   absl::StatusOr<ModelConfig> parsed =
       text.ok() ? ParseModelConfig(*text, name, config_path.string(), options_.defaults)
                 : absl::StatusOr<ModelConfig>(text.status());
@@ -126,7 +150,8 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
   auto config = std::make_shared<const ModelConfig>(*std::move(parsed));
   if (!entry.config || changed) entry.traffic = config->lifecycle.traffic;
   entry.lazy = options_.lazy_all || config->lifecycle.lazy;
-  entry.config = std::move(config);
+  // The same text parses to the same config: keeping it keeps what a load completed.
+  if (!entry.config || changed) entry.config = std::move(config);
 
   std::vector<int64_t> available;
   if (stable != nullptr) {
@@ -484,6 +509,11 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
         ModelHandle old = std::move(v.handle);
         if (old) dropped.push_back(std::move(old));
         v.handle = ModelHandle(std::move(loaded));
+        if (entry.config == config && (config->inputs.empty() || config->outputs.empty())) {
+          // config.yaml left the signature to the model file: metadata now shows what the
+          // load read (the model's later versions are checked against it).
+          entry.config = std::make_shared<const ModelConfig>(v.handle->config());
+        }
         v.state = ModelState::kReady;
         v.reason.clear();
         v.memory_bytes = bytes;

@@ -135,13 +135,26 @@ TEST_F(ModelManagerTest, BackendNotInThisBuildMakesModelUnavailable) {
                                      HasSubstr("not available in this build")));
 }
 
-TEST_F(ModelManagerTest, MissingConfigMakesModelUnavailable) {
-  WriteFile(repo_.path() / "noconfig" / "1" / "model.fake", "weights");
+TEST_F(ModelManagerTest, MissingConfigWithoutAModelFileMakesModelUnavailable) {
+  std::filesystem::create_directories(repo_.path() / "noconfig" / "1");
   std::unique_ptr<ModelManager> manager = LoadRepository();
   const std::vector<ModelStatus> index = manager->Index();
   ASSERT_EQ(index.size(), 1u);
   EXPECT_EQ(index[0].state, ModelState::kUnavailable);
   EXPECT_THAT(index[0].reason, AllOf(HasSubstr("config.yaml"), HasSubstr("cannot be read")));
+}
+
+// Without config.yaml the backend is known from the model file's name; one that cannot read
+// a signature from its files (the fake one) says what config.yaml must list.
+TEST_F(ModelManagerTest, MissingConfigWithAModelFileNamesTheSignatureToAdd) {
+  WriteFile(repo_.path() / "noconfig" / "1" / "model.fake", "weights");
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::vector<ModelStatus> index = manager->Index();
+  ASSERT_EQ(index.size(), 1u);
+  EXPECT_EQ(index[0].state, ModelState::kUnavailable);
+  EXPECT_THAT(index[0].reason,
+              AllOf(HasSubstr("noconfig/config.yaml: inputs: is required: the 'fake' backend "
+                              "cannot read the signature from model.fake")));
 }
 
 TEST_F(ModelManagerTest, ModelWithoutVersionFolderIsUnavailable) {

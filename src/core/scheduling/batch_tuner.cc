@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "common/cores.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
@@ -31,6 +32,18 @@ std::vector<int64_t> CandidateSizes(const ModelConfig& config) {
   sizes.insert(config.max_batch_size);
   for (int b : config.dynamic_batching.preferred_batch_sizes) sizes.insert(b);
   return {sizes.begin(), sizes.end()};
+}
+
+// On a machine with at most kFewCores cores, a model whose chosen batch runs in under
+// kSmallBatchMs on one thread keeps one thread even where more measured faster alone:
+// serving it is bound by the I/O threads' per-request work, which needs the other cores
+// (mlp_scorer on 2 cores: 0.21 ms at batch 32 on one thread against 0.14 ms on two, yet
+// 55.2k against 40.6k req/s served at 64 clients, bench/results/*-batching-mlp-session3.md).
+constexpr int kFewCores = 4;
+constexpr double kSmallBatchMs = 1.0;
+
+bool IsSmallOnFewCores(int threads, const BatchSizeMeasurement& m, int cores) {
+  return threads == 1 && cores <= kFewCores && m.latency_ms < kSmallBatchMs;
 }
 
 double Milliseconds(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -76,6 +89,7 @@ BatchPolicy PolicyFromConfig(const ModelConfig& config) {
 
 absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendModel& model,
                                           const TimeSource& time) {
+  const int cores = CoresAvailable();
   BatchTuning tuning;
   tuning.latency_slo_ms = config.dynamic_batching.latency_slo_ms;
   const double delay_ms = config.dynamic_batching.max_queue_delay_us / 1000.0;
@@ -125,7 +139,7 @@ absl::StatusOr<BatchTuning> TuneBatchSize(const ModelConfig& config, BackendMode
       const bool fewer = threads[i] < tuning.intra_op_threads;
       const bool wins = fewer ? m.items_per_s * kMinGain >= chosen_items_per_s
                               : m.items_per_s > chosen_items_per_s * kMinGain;
-      if (m.within_slo && wins) {
+      if (m.within_slo && (wins || IsSmallOnFewCores(threads[i], m, cores))) {
         chosen_items_per_s = m.items_per_s;
         tuning.intra_op_threads = threads[i];
       }
@@ -169,6 +183,14 @@ std::string DescribeTuning(const BatchTuning& tuning) {
   }
   if (tuning.intra_op_threads > 0) {
     text += StrCat("\nintra-op threads kept: ", tuning.intra_op_threads);
+    for (const auto& [threads, m] : tuning.thread_trials) {
+      if (threads == tuning.intra_op_threads && IsSmallOnFewCores(threads, m, CoresAvailable())) {
+        text += StrCat(" (small model on ", CoresAvailable(), " cores: batch ", m.batch_size,
+                       " runs under ", kSmallBatchMs,
+                       " ms on one thread, so serving it is bound by the I/O threads, which "
+                       "need the other cores)");
+      }
+    }
   }
   return text;
 }

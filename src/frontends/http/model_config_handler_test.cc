@@ -79,6 +79,7 @@ outputs:
 instances:
   - {count: 2, device: cpu}
 parameters: {threads: "1"}
+dynamic_batching: {enabled: false}
 )");
   Start();
   const HttpReply reply = Config("m");

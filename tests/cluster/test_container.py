@@ -1,0 +1,101 @@
+"""The CPU image, built by deploy/docker/build-image as a user builds it (after scripts/setup),
+run as a container on the host network: it serves the demo models with correct answers,
+runs as its non-root user, turns healthy by its own HEALTHCHECK, and on `docker stop` drains
+and exits 0 within the grace period. Prints the image size and the build time."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+import requests
+
+from fleet import free_port, results_path, wait_ready
+from inferd_harness import REPO_ROOT
+from lifecycle_helpers import assert_sample_output, sample_request
+
+DOCKER = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker"
+DRAIN_S = 2
+# One tag per checkout, so that two worktrees (or CI jobs) on one docker host do not collide.
+SUFFIX = hashlib.sha256(str(REPO_ROOT).encode()).hexdigest()[:10]
+IMAGE = f"inferd:test-{SUFFIX}"
+CONTAINER = f"inferd-test-{SUFFIX}"
+
+
+def _docker(*args, check=True, timeout=900) -> subprocess.CompletedProcess:
+    return subprocess.run([DOCKER, *args], capture_output=True, text=True, check=check,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def image():
+    if _docker("info", check=False, timeout=60).returncode != 0:
+        pytest.fail("dockerd is not reachable: scripts/setup installs docker.io and starts it")
+    old = _docker("image", "inspect", "-f", "{{.Id}}", IMAGE, check=False).stdout.strip()
+    began = time.monotonic()
+    build = subprocess.run([str(REPO_ROOT / "deploy" / "docker" / "build-image"), "cpu", IMAGE],
+                           capture_output=True, text=True, timeout=1800,
+                           env={**os.environ, "INFERD_IMAGE_SKIP_SETUP": "1"})
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    seconds = time.monotonic() - began
+    new = _docker("image", "inspect", "-f", "{{.Id}}", IMAGE).stdout.strip()
+    if old and old != new:
+        _docker("rmi", old, check=False)  # the previous build of this tag, now dangling
+    size = int(_docker("image", "inspect", "-f", "{{.Size}}", IMAGE).stdout)
+    line = (f"image {IMAGE}: {size / 2**20:.0f} MiB, built in {seconds:.0f} s "
+            f"(base image included when it was missing)")
+    print("\n" + line)
+    if out := results_path("container.txt"):
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", build.stdout)  # build-image's bold
+        out.write_text(line + "\n" + "\n".join(
+            l for l in plain.splitlines() if "[build-image]" in l) + "\n")
+    yield IMAGE
+
+
+def test_cpu_image_serves_the_demo_models_and_stops_cleanly(image):
+    http_port, grpc_port = free_port(), free_port()
+    _docker("rm", "-fv", CONTAINER, check=False)
+    _docker("run", "-d", "--name", CONTAINER, "--network", "host",
+            "-e", "INFERD_HOST=127.0.0.1", "-e", f"INFERD_HTTP_PORT={http_port}",
+            "-e", f"INFERD_GRPC_PORT={grpc_port}", "-e", f"INFERD_DRAIN_SECONDS={DRAIN_S}",
+            "--health-interval", "1s", "--health-start-period", "60s", image)
+    try:
+        url = f"http://127.0.0.1:{http_port}"
+        wait_ready(url, None, timeout_s=120)
+        for model in ("mlp_scorer", "digits"):
+            resp = requests.post(f"{url}/v2/models/{model}/infer", json=sample_request(model),
+                                 timeout=30)
+            assert_sample_output(resp, model)
+        inspect = json.loads(_docker("inspect", CONTAINER).stdout)[0]
+        assert inspect["Config"]["User"] == "10001:10001"
+        deadline = time.monotonic() + 30
+        while inspect["State"].get("Health", {}).get("Status") != "healthy":
+            assert time.monotonic() < deadline, inspect["State"]
+            time.sleep(0.5)
+            inspect = json.loads(_docker("inspect", CONTAINER).stdout)[0]
+        # JSON logs in the container (INFERD_LOG_FORMAT=json), one object per line.
+        logs = _docker("logs", CONTAINER)
+        first = next(line for line in (logs.stdout + logs.stderr).splitlines()
+                     if line.startswith("{"))
+        assert json.loads(first)["msg"]
+
+        began = time.monotonic()
+        _docker("stop", "-t", "20", CONTAINER)
+        took = time.monotonic() - began
+        state = json.loads(_docker("inspect", CONTAINER).stdout)[0]["State"]
+        logs = _docker("logs", CONTAINER)
+        assert state["ExitCode"] == 0 and not state["OOMKilled"], (state, logs.stdout[-3000:])
+        assert DRAIN_S - 0.5 <= took < DRAIN_S + 10, f"docker stop took {took:.1f} s"
+        assert "drain period over" in logs.stdout + logs.stderr
+        line = f"docker stop: exit 0 after {took:.1f} s (drain {DRAIN_S} s)"
+        print(line)
+        if out := results_path("container.txt"):
+            with open(out, "a") as f:
+                f.write(line + "\n")
+    finally:
+        _docker("rm", "-fv", CONTAINER, check=False)
