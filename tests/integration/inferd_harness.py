@@ -211,16 +211,6 @@ def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
     return config
 
 
-def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
-    """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
-    writes it back (block style, keys in their order). Returns the new config."""
-    path = Path(model_dir) / "config.yaml"
-    config = yaml.safe_load(path.read_text())
-    change(config)
-    path.write_text(yaml.safe_dump(config, sort_keys=False, default_flow_style=None))
-    return config
-
-
 def make_repository(root: Path, models: dict[str, str]) -> Path:
     """A model repository under `root` with copies of demo models: {new_name: demo_name}."""
     root.mkdir(parents=True, exist_ok=True)
