@@ -299,8 +299,8 @@ absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::No
     if (status != 504 && status != 429) {
       return reader.Error("queue.timeout_status", StrCat("must be 504 or 429, got ", status));
     }
-    queue.timeout_code = status == 429 ? absl::StatusCode::kResourceExhausted
-                                       : absl::StatusCode::kDeadlineExceeded;
+    queue.timeout_code =
+        status == 429 ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kDeadlineExceeded;
   }
   if (node["busy_poll_us"]) {
     ASSIGN_OR_RETURN(queue.busy_poll_us,
