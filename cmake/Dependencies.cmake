@@ -16,6 +16,12 @@ if(INFERD_USE_JEMALLOC)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
 endif()
 
+if(INFERD_BUILD_FUZZERS)
+  # The fuzzers link no engine: the engine targets exist (so src/ configures) but stay empty,
+  # and the targets that need them are never built in this configuration.
+  add_library(inferd_libtorch INTERFACE)
+  add_library(inferd_onnxruntime INTERFACE)
+else()
 # LibTorch. The wheel's TorchConfig.cmake insists on a CUDA toolkit because the wheel is a
 # CUDA build; the CPU path needs only libtorch_cpu and libc10, so they are imported directly.
 if(NOT INFERD_TORCH_DIR)
@@ -30,13 +36,6 @@ target_link_libraries(inferd_libtorch INTERFACE
   "${INFERD_TORCH_DIR}/lib/libc10.so")
 target_compile_definitions(inferd_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=1)
 set(CMAKE_BUILD_RPATH "${INFERD_TORCH_DIR}/lib")
-
-# gRPC and Protocol Buffers (Debian's libgrpc++-dev, protobuf-compiler-grpc): the gRPC
-# frontend and the C++ client. The stubs are generated from proto/ at build time.
-find_package(Protobuf REQUIRED)
-find_package(gRPC CONFIG REQUIRED)
-find_program(INFERD_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
-
 # ONNX Runtime (the onnx backend): the official CPU library and C API header that
 # scripts/setup-onnxruntime fetches and checksums into third_party/.
 set(INFERD_ORT_DIR "${CMAKE_SOURCE_DIR}/third_party/onnxruntime-1.23.2" CACHE PATH
@@ -48,3 +47,10 @@ add_library(inferd_onnxruntime INTERFACE)
 target_include_directories(inferd_onnxruntime SYSTEM INTERFACE "${INFERD_ORT_DIR}/include")
 target_link_libraries(inferd_onnxruntime INTERFACE "${INFERD_ORT_DIR}/lib/libonnxruntime.so")
 list(APPEND CMAKE_BUILD_RPATH "${INFERD_ORT_DIR}/lib")
+endif()
+
+# gRPC and Protocol Buffers (Debian's libgrpc++-dev, protobuf-compiler-grpc): the gRPC
+# frontend and the C++ client. The stubs are generated from proto/ at build time.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_program(INFERD_GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)

@@ -217,7 +217,19 @@ void Scheduler::Execute(std::vector<PendingRequest> batch) {
   times.compute_input = gathered - start;
   absl::StatusOr<std::vector<Tensor>> outputs =
       inputs.ok() ? model_->Execute(*inputs) : inputs.status();
+  const bool merged_and_failed = inputs.ok() && !outputs.ok() && batch.size() > 1;
   inputs = absl::CancelledError();  // release the merged inputs before answering
+  if (merged_and_failed) {
+    // One request's bad data (or a size the engine cannot take) must not fail the requests
+    // that happened to be batched with it: each runs again alone, and only the ones that
+    // fail alone get the error. Costs a second run of the batch's rows, on failure only.
+    for (PendingRequest& pending : batch) {
+      std::vector<PendingRequest> alone;
+      alone.push_back(std::move(pending));
+      Execute(std::move(alone));
+    }
+    return;
+  }
   const TimePoint executed = time.Now();
   times.compute_infer = executed - gathered;
   if (outputs.ok() && outputs->size() != config_->outputs.size()) {

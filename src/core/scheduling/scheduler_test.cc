@@ -123,11 +123,46 @@ TEST(SchedulerTest, ExecuteFailureReachesEveryRequestOfTheBatch) {
   gate.Notify();
   ASSERT_TRUE(completions.WaitFor(3));
 
-  EXPECT_THAT(model.batch_rows(), ElementsAre(1u, 3u));
+  // The merged batch failed, so its two requests ran again alone, and failed alone too.
+  EXPECT_THAT(model.batch_rows(), ElementsAre(1u, 3u, 1u, 2u));
   for (const Completions::Entry& entry : completions.entries()) {
     EXPECT_EQ(entry.response.status, absl::InternalError("kernel exploded")) << entry.id;
   }
   EXPECT_EQ(stats.Snapshot().fail.count, 3u);
+}
+
+// Regression (issue 13, fault injection): one poisoned request merged into a batch failed
+// every request of that batch; its batch-mates must get their answers.
+TEST(SchedulerTest, PoisonedRequestDoesNotFailItsBatchMates) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  Event gate;
+  model.BlockOn(&gate);
+  model.FailIfContains(666.0f, absl::InvalidArgumentError("poisoned row"));
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options();
+  options.batch_policy = Dynamic(8, Duration::zero());
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  scheduler.Enqueue(MakeRequest("first", {0.0f}, completions));
+  ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
+  scheduler.Enqueue(MakeRequest("good", {1.0f}, completions));
+  scheduler.Enqueue(MakeRequest("bad", {666.0f}, completions));
+  scheduler.Enqueue(MakeRequest("also-good", {2.0f, 3.0f}, completions));
+  gate.Notify();
+  ASSERT_TRUE(completions.WaitFor(4));
+
+  // first alone, the merged three (failed), then each of the three alone.
+  EXPECT_THAT(model.batch_rows(), ElementsAre(1u, 4u, 1u, 1u, 2u));
+  EXPECT_EQ(completions.Of("bad").status, absl::InvalidArgumentError("poisoned row"));
+  const InferResponse good = completions.Of("good");
+  ASSERT_TRUE(good.status.ok()) << good.status;
+  EXPECT_THAT(Floats(good.outputs[0].tensor), ElementsAre(2.0f));
+  const InferResponse also_good = completions.Of("also-good");
+  ASSERT_TRUE(also_good.status.ok()) << also_good.status;
+  EXPECT_THAT(Floats(also_good.outputs[0].tensor), ElementsAre(4.0f, 6.0f));
+  EXPECT_EQ(stats.Snapshot().fail.count, 1u);
 }
 
 TEST(SchedulerTest, StopCompletesEveryQueuedRequestBeforeReturning) {

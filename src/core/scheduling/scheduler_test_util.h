@@ -98,6 +98,11 @@ class FakeModel : public BackendModel {
  public:
   // Set before the scheduler starts.
   void FailWith(absl::Status status) { failure_ = std::move(status); }
+  // An Execute whose input contains `value` fails with `status` (one poisoned request).
+  void FailIfContains(float value, absl::Status status) {
+    poison_ = value;
+    poison_status_ = std::move(status);
+  }
   // Every Execute waits for `gate` before computing.
   void BlockOn(Event* gate) { gate_ = gate; }
   // An Execute whose first input value is `value` waits for `gate`.
@@ -166,6 +171,11 @@ class FakeModel : public BackendModel {
     if (value_gate != nullptr) value_gate->Wait();
     if (failure_) return *failure_;
     if (inputs.size() != 1) return absl::InternalError("expected one input");
+    if (poison_) {
+      for (int64_t i = 0; i < inputs[0].element_count(); ++i) {
+        if (inputs[0].data_as<float>()[i] == *poison_) return poison_status_;
+      }
+    }
     const Tensor& x = inputs[0];
     Tensor doubled = Tensor::Allocate(DataType::kFp32, x.shape()).value();
     Tensor negated = Tensor::Allocate(DataType::kFp32, x.shape()).value();
@@ -178,6 +188,8 @@ class FakeModel : public BackendModel {
 
  private:
   std::optional<absl::Status> failure_;
+  std::optional<float> poison_;
+  absl::Status poison_status_;
   Event* gate_ = nullptr;
   std::map<float, Event*> value_gates_;
   int rendezvous_ = 0;
