@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -69,8 +70,13 @@ def _infer(client: Client, args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferd-cli", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--url", default="localhost:8080", help="host:port of the HTTP API")
+    parser.add_argument("--url", default="localhost:8080",
+                        help="host:port of the HTTP API (https://host:port for TLS)")
     parser.add_argument("--timeout", type=float, default=60.0)
+    # No --api-key: a key on the command line shows in `ps` and shell history.
+    parser.add_argument("--api-key-env", default="INFERD_API_KEY", metavar="VARIABLE",
+                        help="environment variable holding the API key (default: %(default)s)")
+    parser.add_argument("--ca-file", help="CA certificates (PEM) to trust for https://")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("health", help="live and ready")
     sub.add_parser("list", help="every model in the repository with its state")
@@ -92,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-binary", action="store_true", help="send JSON tensors, not binary")
     args = parser.parse_args(argv)
 
-    with Client(args.url, timeout=args.timeout) as client:
+    api_key = os.environ.get(args.api_key_env) or ""
+    with Client(args.url, timeout=args.timeout, api_key=api_key, ca_file=args.ca_file) as client:
         try:
             if args.command == "health":
                 live, ready = client.is_live(), client.is_ready()

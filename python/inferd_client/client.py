@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import ssl
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 from urllib.parse import quote
@@ -37,13 +39,23 @@ class InferResult:
 
 
 class Client:
-    """`Client("localhost:8080")`; every method raises InferdError on an error answer."""
+    """`Client("localhost:8080")`; every method raises InferdError on an error answer.
 
-    def __init__(self, url: str = "localhost:8080", timeout: float = 60.0):
-        url = url.removeprefix("http://")
+    `api_key` (default: the INFERD_API_KEY environment variable) is sent as
+    `Authorization: Bearer <key>` when the server has API keys (docs/security.md). An
+    `https://` url speaks TLS, trusting the certificate authorities in `ca_file` (default: the
+    system's)."""
+
+    def __init__(self, url: str = "localhost:8080", timeout: float = 60.0,
+                 api_key: str | None = None, ca_file: str | None = None):
+        self._tls = url.startswith("https://")
+        url = url.removeprefix("http://").removeprefix("https://")
         host, _, port = url.partition(":")
         self._host, self._port, self._timeout = host, int(port or 8080), timeout
         self._conn: http.client.HTTPConnection | None = None
+        key = api_key if api_key is not None else os.environ.get("INFERD_API_KEY")
+        self._auth = {"Authorization": f"Bearer {key}"} if key else {}
+        self._ssl = ssl.create_default_context(cafile=ca_file) if self._tls else None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -62,10 +74,15 @@ class Client:
                  headers: Mapping[str, str] | None = None) -> tuple[int, dict, bytes]:
         for attempt in range(2):  # a keep-alive connection the server closed: reconnect once
             if self._conn is None:
-                self._conn = http.client.HTTPConnection(self._host, self._port,
-                                                        timeout=self._timeout)
+                if self._tls:
+                    self._conn = http.client.HTTPSConnection(
+                        self._host, self._port, timeout=self._timeout, context=self._ssl)
+                else:
+                    self._conn = http.client.HTTPConnection(self._host, self._port,
+                                                            timeout=self._timeout)
             try:
-                self._conn.request(method, path, body=body, headers=dict(headers or {}))
+                self._conn.request(method, path, body=body,
+                                   headers={**self._auth, **dict(headers or {})})
                 response = self._conn.getresponse()
                 data = response.read()
                 if response.getheader("Connection", "").lower() == "close":

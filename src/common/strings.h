@@ -68,6 +68,13 @@ std::string StrJoin(const Range& range, std::string_view separator) {
 // Splits `text` at `delimiter`, dropping empty pieces ("/v2//models/" -> {"v2", "models"}).
 std::vector<std::string_view> SplitSkipEmpty(std::string_view text, char delimiter);
 
+// `text` made safe for a log line or an error message: printable ASCII stays, a quote or
+// backslash gets a backslash, every other byte (newlines, escape sequences, invalid UTF-8)
+// becomes \xNN, and text longer than `max_bytes` is cut with "...". Client strings (paths,
+// model names, ids) go through this before they reach spdlog, so a request cannot forge a
+// log line or a terminal escape.
+std::string EscapeForLog(std::string_view text, size_t max_bytes = 256);
+
 }  // namespace inferd
 
 #endif  // INFERD_COMMON_STRINGS_H_

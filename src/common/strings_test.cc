@@ -55,5 +55,14 @@ TEST(StringsTest, SplitSkipEmptyDropsEmptyPieces) {
   EXPECT_THAT(SplitSkipEmpty("m:predict", ':'), ElementsAre("m", "predict"));
 }
 
+TEST(StringsTest, EscapeForLogKeepsPrintableTextAndEscapesTheRest) {
+  EXPECT_EQ(EscapeForLog("resnet18-v2_x"), "resnet18-v2_x");
+  EXPECT_EQ(EscapeForLog("a\nFAKE LOG LINE"), "a\\x0aFAKE LOG LINE");
+  EXPECT_EQ(EscapeForLog("\x1b[31mred"), "\\x1b[31mred");
+  EXPECT_EQ(EscapeForLog("q\"b\\"), "q\\\"b\\\\");
+  EXPECT_EQ(EscapeForLog("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(EscapeForLog(std::string(1000, 'a'), 10), "aaaaaaaaaa...");
+}
+
 }  // namespace
 }  // namespace inferd

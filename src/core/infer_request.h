@@ -23,6 +23,10 @@ struct InferResponse {
   int64_t batch_size = 0;            // rows in the engine call that ran it; 0 if none did
 };
 
+// The longest timeout a client may ask for (one day): deadlines are computed as now + timeout
+// on a nanosecond clock, which a client's INT64_MAX microseconds overflowed.
+inline constexpr int64_t kMaxTimeoutUs = int64_t{86'400} * 1'000'000;
+
 struct InferRequest {
   std::string id;                   // client's request id, echoed back
   std::vector<NamedTensor> inputs;  // validated against the model before enqueueing
@@ -30,8 +34,11 @@ struct InferRequest {
   std::vector<std::string> requested_outputs;
   // Queue priority, 1 = highest; 0: the model's default level.
   int priority = 0;
+  // The priority when the request sets none, clamped to the model's levels: the default of
+  // the caller's tenant (auth/tenant.h). 0: the model's default level.
+  int fallback_priority = 0;
   // How long the request may wait in the queue, in microseconds; 0: the model's default.
-  int64_t timeout_us = 0;
+  int64_t timeout_us = 0;  // at most kMaxTimeoutUs
   std::function<void(InferResponse)> on_complete;
 };
 

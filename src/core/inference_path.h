@@ -72,6 +72,8 @@ class InferencePath {
   // The model a request that names none goes to: the default model, else the only one that is
   // loaded or loadable on demand. InvalidArgument when that does not pick exactly one.
   absl::StatusOr<std::string> DefaultModel() const;
+  // The configured default model (--default-model), empty when none was configured.
+  const std::string& configured_default_model() const { return default_model_; }
 
   // Acquires a version of `name` (see the file comment) and queues `request` on it; the
   // request's timeout bounds both the load and the queue. The outcome, errors included, goes

@@ -162,8 +162,9 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
     InstanceGroup group;
     if (node[i]["count"]) {
       ASSIGN_OR_RETURN(int64_t count, reader.Integer(node[i]["count"], item + ".count"));
-      if (count < 1 || count > 64) {
-        return reader.Error(item + ".count", StrCat("must be 1..64, got ", count));
+      if (count < 1 || count > kMaxInstancesPerModel) {
+        return reader.Error(item + ".count",
+                            StrCat("must be 1..", kMaxInstancesPerModel, ", got ", count));
       }
       group.count = static_cast<int>(count);
     }
@@ -184,6 +185,15 @@ absl::StatusOr<std::vector<InstanceGroup>> ParseInstances(const FieldReader& rea
                  "model under a second name for another device)"));
     }
     groups.push_back(std::move(group));
+    // Many groups of 64 would still make a thread each: the bound is on the model's total.
+    int64_t total = 0;
+    for (const InstanceGroup& g : groups) total += g.count;
+    if (total > kMaxInstancesPerModel) {
+      return reader.Error("instances", StrCat("ask for ", total,
+                                              " execution instances in all; a "
+                                              "model may have at most ",
+                                              kMaxInstancesPerModel));
+    }
   }
   return groups;
 }

@@ -104,6 +104,10 @@ struct ModelConfig {
   int total_instances() const;
 };
 
+// Execution instances one model may ask for (each is a thread with its own engine state);
+// the model manager also caps the whole process (ModelManagerOptions::max_total_instances).
+inline constexpr int kMaxInstancesPerModel = 64;
+
 // Parses and validates `yaml_text`. `model_name` is the folder name; `source` names the file
 // in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(std::string_view yaml_text,

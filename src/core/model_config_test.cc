@@ -120,6 +120,15 @@ TEST(ModelConfigTest, FullShapePrependsBatchDimensionOnlyWhenBatched) {
   EXPECT_THAT(config.FullShape(spec), ElementsAre(-1));
 }
 
+TEST(ModelConfigTest, RefusesMoreExecutionInstancesThanAModelMayHave) {
+  const std::string base = WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n");
+  EXPECT_THAT(ErrorOf(base + "instances: [{count: 100000}]\n"),
+              HasSubstr("instances[0].count: must be 1..64, got 100000"));
+  EXPECT_THAT(ErrorOf(base + "instances: [{count: 64}, {count: 64}]\n"),
+              HasSubstr("128 execution instances in all; a model may have at most 64"));
+  EXPECT_TRUE(Parse(base + "instances: [{count: 32}, {count: 32}]\n").ok());
+}
+
 TEST(ModelConfigTest, RejectsUnknownTopLevelKey) {
   EXPECT_THAT(
       ErrorOf("max_batchsize: 4\n" + WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n")),

@@ -56,8 +56,9 @@ absl::Status ValidateAndOrderInputs(const ModelConfig& config, InferRequest& req
         StrCat("priority ", request.priority, " is out of range: model '", config.name,
                "' has priority levels 1 (highest) to ", config.queue.priority_levels));
   }
-  if (request.timeout_us < 0) {
-    return absl::InvalidArgumentError(StrCat("timeout ", request.timeout_us, " us is negative"));
+  if (request.timeout_us < 0 || request.timeout_us > kMaxTimeoutUs) {
+    return absl::InvalidArgumentError(StrCat(
+        "timeout ", request.timeout_us, " us is out of range 0..", kMaxTimeoutUs, " (one day)"));
   }
   std::vector<NamedTensor> ordered(config.inputs.size());
   std::vector<bool> seen(config.inputs.size(), false);

@@ -78,6 +78,20 @@ TEST(AccessLogLineTest, PlainLineNamesTheEssentials) {
   EXPECT_EQ(AccessLogLine(request, /*json=*/false), "GET /metrics 200 2.000 ms id=id-1");
 }
 
+TEST(AccessLogLineTest, PlainLineEscapesClientTextSoNoLineCanBeForged) {
+  FinishedRequest request;
+  request.request_id = "id-1";
+  request.method = "POST";
+  request.path = "/v2/models/x\n2026-01-01 [info] forged/infer";
+  request.http_status = 400;
+  request.latency = std::chrono::milliseconds(2);
+  request.error = "unknown field 'a\nb\x1b[2J'";
+  const std::string line = AccessLogLine(request, /*json=*/false);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_NE(line.find("x\\x0a2026"), std::string::npos) << line;
+}
+
 TEST(LogSettingsTest, RejectsUnknownLevelsAndFormats) {
   EXPECT_FALSE(SetLogLevel("loud").ok());
   EXPECT_FALSE(ParseLogFormat("xml").ok());

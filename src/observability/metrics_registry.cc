@@ -8,12 +8,14 @@
 #include "observability/log_setup.h"
 #include "observability/model_metrics.h"
 #include "observability/process_metrics.h"
+#include "observability/tenant_metrics.h"
 
 namespace inferd {
 namespace {
 
 // The statuses inferd's HTTP frontend sends (docs/http-api.md); others are added on first use.
-constexpr unsigned kKnownHttpStatuses[] = {200, 400, 404, 405, 413, 429, 500, 501, 503, 504};
+constexpr unsigned kKnownHttpStatuses[] = {200, 400, 401, 403, 404, 405,
+                                           413, 429, 500, 501, 503, 504};
 
 template <typename Builder>
 auto& Build(Builder builder, prometheus::Registry& registry, const std::string& name,
@@ -96,6 +98,15 @@ MetricsRegistry::MetricsRegistry(std::string_view server_version)
   f.log_dropped = &Build(BuildCounter(), r, "inferd_log_messages_dropped_total",
                          "Access log lines dropped because the log writer fell behind.");
 
+  f.tenant_requests = &Build(BuildCounter(), r, "inferd_tenant_requests_total",
+                             "Requests of an API key's tenant that were admitted, by tenant and "
+                             "outcome (as inferd_requests_total).");
+  f.tenant_request_seconds = &Build(BuildHistogram(), r, "inferd_tenant_request_duration_seconds",
+                                    "Time from a tenant's request's admission to its reply.");
+  f.tenant_rejections = &Build(BuildCounter(), r, "inferd_tenant_rejections_total",
+                               "Requests of a tenant refused before they ran, by reason "
+                               "(rate_limit, in_flight_limit, model_not_allowed).");
+
   f.build_info->Add({{"version", std::string(server_version)}}).Set(1);
   for (unsigned status : kKnownHttpStatuses) {
     http_responses_[status] = &f.http_responses->Add({{"code", std::to_string(status)}});
@@ -103,6 +114,10 @@ MetricsRegistry::MetricsRegistry(std::string_view server_version)
   http_in_flight_ = &f.http_in_flight->Add({});
   process_cpu_ = &f.process_cpu->Add({});
   log_dropped_ = &f.log_dropped->Add({});
+}
+
+std::unique_ptr<TenantObserver> MetricsRegistry::ForTenant(std::string_view tenant) {
+  return std::make_unique<TenantMetrics>(families_, tenant);
 }
 
 std::shared_ptr<ModelObserver> MetricsRegistry::ForModel(std::string_view name, int64_t version) {

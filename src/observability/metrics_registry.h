@@ -29,6 +29,7 @@
 #include <prometheus/registry.h>
 
 #include "absl/base/thread_annotations.h"
+#include "auth/tenant.h"
 
 #include "common/mutex.h"
 #include "core/model_observer.h"
@@ -68,6 +69,9 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Gauge>* process_fds;
   prometheus::Family<prometheus::Gauge>* process_threads;
   prometheus::Family<prometheus::Counter>* log_dropped;
+  prometheus::Family<prometheus::Counter>* tenant_requests;
+  prometheus::Family<prometheus::Histogram>* tenant_request_seconds;
+  prometheus::Family<prometheus::Counter>* tenant_rejections;
 };
 
 class MetricsRegistry : public ModelObserverFactory {
@@ -89,6 +93,10 @@ class MetricsRegistry : public ModelObserverFactory {
   void SetDeviceMemoryUsedBytes(std::string_view device, int64_t bytes);
   void CountEviction(std::string_view model, int64_t version);
   void CountReload(std::string_view model, int64_t version);
+
+  // --- Tenants (auth/tenant.h): requests by outcome, latency and rejections by reason,
+  // labelled with the tenant's name (bounded by the key file).
+  std::unique_ptr<TenantObserver> ForTenant(std::string_view tenant);
 
   // --- HTTP, per request (no lookups: counters for the statuses inferd sends exist
   // from the start).

@@ -10,6 +10,8 @@ RequestOutcome OutcomeForStatus(absl::StatusCode code) {
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kFailedPrecondition:
     case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kUnauthenticated:  // a missing or wrong key is the client's fault
+    case absl::StatusCode::kPermissionDenied:
       return RequestOutcome::kBadInput;
     case absl::StatusCode::kResourceExhausted:
     case absl::StatusCode::kUnavailable:

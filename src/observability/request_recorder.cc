@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
+#include "common/strings.h"
 #include "observability/log_setup.h"
 #include "observability/request_outcome.h"
 
@@ -23,13 +24,15 @@ std::string AccessLogLine(const FinishedRequest& r, bool json) {
   const double latency_ms = std::chrono::duration<double, std::milli>(r.latency).count();
   const std::string_view outcome = OutcomeName(OutcomeForStatus(r.code));
   if (!json) {
-    std::string line = fmt::format("{} {} {} {:.3f} ms id={}", r.method, r.path, r.http_status,
-                                   latency_ms, r.request_id);
+    // The path and the error carry client text: escaped, so a request cannot forge a line.
+    std::string line =
+        fmt::format("{} {} {} {:.3f} ms id={}", EscapeForLog(r.method), EscapeForLog(r.path, 1024),
+                    r.http_status, latency_ms, r.request_id);
     if (r.model != nullptr) {
       line += fmt::format(" model={} version={}", r.model->name(), r.model->version());
     }
     if (r.batch_size > 0) line += fmt::format(" batch={}", r.batch_size);
-    if (!r.error.empty()) line += fmt::format(" error=\"{}\"", r.error);
+    if (!r.error.empty()) line += fmt::format(" error=\"{}\"", EscapeForLog(r.error, 1024));
     return line;
   }
   rapidjson::StringBuffer buffer;

@@ -15,6 +15,7 @@
 
 #include "backends/onnx/onnx_backend.h"
 #include "backends/torch/torch_backend.h"
+#include "common/client_paths.h"
 #include "common/cores.h"
 #include "core/inference_path.h"
 #include "core/repository/model_manager.h"
@@ -26,9 +27,11 @@
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 #include "observability/request_recorder.h"
+#include "server/access_setup.h"
 #include "server/lifecycle_options.h"
 #include "server/server_options.h"
 #include "server/stop_signals.h"
+#include "server/tls_files.h"
 #include "server/version.h"
 
 namespace inferd {
@@ -100,6 +103,20 @@ int Run(const ServerOptions& options) {
   MetricsRegistry metrics(kInferdVersion);
   RecentErrors recent_errors;
   RequestRecorder recorder(&metrics, &recent_errors);
+  absl::StatusOr<AccessSetup> access = SetUpAccess(options, &metrics);
+  if (!access.ok()) {
+    spdlog::critical("{}", std::string(access.status().message()));
+    return 2;
+  }
+  TlsPem tls;
+  if (!options.tls_cert_file.empty()) {
+    absl::StatusOr<TlsPem> read = ReadTlsFiles(options.tls_cert_file, options.tls_key_file);
+    if (!read.ok()) {
+      spdlog::critical("{}", std::string(read.status().message()));
+      return 2;
+    }
+    tls = *std::move(read);
+  }
   const std::unique_ptr<StaticFiles> dashboard = LoadDashboard(options);
   absl::StatusOr<ModelManagerOptions> lifecycle = LifecycleOptionsFrom(options);
   if (!lifecycle.ok()) {
@@ -107,6 +124,7 @@ int Run(const ServerOptions& options) {
     return 2;
   }
   lifecycle->observers = &metrics;
+  HideFolderFromClients(options.model_repository);
   ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
@@ -122,39 +140,49 @@ int Run(const ServerOptions& options) {
                                    .draining = &draining,
                                    .metrics = &metrics,
                                    .recent_errors = &recent_errors,
-                                   .dashboard = dashboard.get()});
+                                   .dashboard = dashboard.get(),
+                                   .access = access->policy.get()});
   // gRPC first: once HTTP answers ready, both protocols are served.
   GrpcServer grpc_server(
       GrpcServerOptions{.host = options.host,
                         .port = options.grpc_port,
                         .max_message_bytes = options.max_request_bytes,
-                        .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s)},
+                        .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s),
+                        .tls_cert_pem = tls.cert_chain,
+                        .tls_key_pem = tls.private_key},
       GrpcContext{.inference = &inference,
                   .models = &models,
                   .server_version = std::string(kInferdVersion),
                   .draining = &draining,
-                  .recorder = &recorder});
+                  .recorder = &recorder,
+                  .access = access->policy.get()});
   if (absl::Status started = grpc_server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;
   }
-  spdlog::info("listening on grpc://{}:{}", options.host, grpc_server.port());
+  const bool tls_on = !tls.cert_chain.empty();
+  spdlog::info("listening on grpc{}://{}:{}", tls_on ? "s" : "", options.host, grpc_server.port());
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.http_port;
   http.io_threads =
       options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   http.max_request_bytes = options.max_request_bytes;
+  http.header_timeout = std::chrono::seconds(options.header_timeout_s);
+  http.body_timeout = std::chrono::seconds(options.body_timeout_s);
   http.drain_timeout = std::chrono::seconds(options.shutdown_timeout_s);
   http.recorder = &recorder;
   http.busy_poll = std::chrono::microseconds(options.busy_poll_us);
+  http.tls_cert_pem = tls.cert_chain;
+  http.tls_key_pem = tls.private_key;
   HttpServer server(http, &router, &draining);
   if (absl::Status started = server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;
   }
-  spdlog::info("listening on http://{}:{} ({} I/O thread(s), {} intra-op thread(s))", options.host,
-               server.port(), http.io_threads, torch_backend->intra_op_threads());
+  spdlog::info("listening on http{}://{}:{} ({} I/O thread(s), {} intra-op thread(s))",
+               tls_on ? "s" : "", options.host, server.port(), http.io_threads,
+               torch_backend->intra_op_threads());
   if (!options.port_file.empty()) {
     if (absl::Status written = WritePortFile(options.port_file, server.port(), grpc_server.port());
         !written.ok()) {

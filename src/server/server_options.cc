@@ -69,6 +69,17 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_MAX_REQUEST_BYTES")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 34))
       ->capture_default_str();
+  app.add_option("--header-timeout", options.header_timeout_s,
+                 "Seconds a client has to send a request's header, from its first byte (and "
+                 "a new connection's first header from the connect); then it is closed")
+      ->envname("INFERD_HEADER_TIMEOUT")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  app.add_option("--body-timeout", options.body_timeout_s,
+                 "Seconds a client has to send a request's body after its header")
+      ->envname("INFERD_BODY_TIMEOUT")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   app.add_option("--default-model", options.default_model,
                  "Model that POST /predict uses without ?model= (default: the only model)")
       ->envname("INFERD_DEFAULT_MODEL");
@@ -149,6 +160,19 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_SETTLE_MS")
       ->check(CLI::Range(0, 3'600'000))
       ->capture_default_str();
+  app.add_option("--api-keys-file", options.api_keys_file,
+                 "YAML file of API keys with their roles and tenants (docs/security.md); "
+                 "INFERD_API_KEY adds one key with every role")
+      ->envname("INFERD_API_KEYS_FILE");
+  app.add_flag("--allow-unauthenticated-management", options.allow_unauthenticated_management,
+               "Without API keys on a non-loopback address, answer load/unload/traffic/logging "
+               "changes anyway (by default they are refused)")
+      ->envname("INFERD_ALLOW_UNAUTHENTICATED_MANAGEMENT");
+  app.add_option("--tls-cert-file", options.tls_cert_file,
+                 "PEM certificate (chain) for TLS on the HTTP and gRPC listeners")
+      ->envname("INFERD_TLS_CERT_FILE");
+  app.add_option("--tls-key-file", options.tls_key_file, "PEM private key for --tls-cert-file")
+      ->envname("INFERD_TLS_KEY_FILE");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -156,6 +180,11 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
     if (const std::string source = EnvironmentSource(app, argc, argv, e.what()); !source.empty()) {
       std::cerr << source << "\n";
     }
+    return std::nullopt;
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    std::cerr << "--tls-cert-file and --tls-key-file go together: give both or neither\n";
+    *exit_code = 2;
     return std::nullopt;
   }
   return options;

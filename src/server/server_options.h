@@ -20,6 +20,9 @@ struct ServerOptions {
   std::string port_file;
   int http_threads = 0;  // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
+  // Seconds a request's header may take from its first byte, and its body after the header.
+  int header_timeout_s = 10;
+  int body_timeout_s = 60;
   std::string default_model;
   std::string log_level = "info";
   int intra_op_threads = 0;  // 0: one per available core
@@ -42,6 +45,13 @@ struct ServerOptions {
   std::string memory_budget;  // "cpu=24GiB,cuda:0=60GiB"; empty: defaults
   int watch_interval_ms = 1000;
   int settle_ms = 2000;
+  // Access control (docs/security.md). Keys never come from the command line: a file, or
+  // the INFERD_API_KEY environment variable.
+  std::string api_keys_file;
+  bool allow_unauthenticated_management = false;
+  // TLS on both listeners when both are set.
+  std::string tls_cert_file;
+  std::string tls_key_file;
 };
 
 // Parses argv. Returns the options, or nullopt with `exit_code` set when the process should

@@ -141,12 +141,6 @@ void SilenceLogs() {
   spdlog::set_level(spdlog::level::off);
 }
 
-bool HitsKnownOpenDefect(std::string_view path, std::string_view body) {
-  if (path.find("logging") != std::string_view::npos && body.size() > 4096) return true;
-  return path.find(":predict") != std::string_view::npos &&
-         path.find("text") != std::string_view::npos;
-}
-
 std::pair<std::string_view, std::string_view> SplitFirstLine(std::string_view data) {
   const size_t newline = data.find('\n');
   if (newline == std::string_view::npos) return {data, {}};

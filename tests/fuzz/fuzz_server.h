@@ -56,15 +56,6 @@ class FuzzServer {
 // Splits `data` at its first '\n': (first line, the rest). Without a '\n' all is the line.
 std::pair<std::string_view, std::string_view> SplitFirstLine(std::string_view data);
 
-// True for a request that reaches one of issue 13's known crash defects, which are being
-// fixed on their own branch (each fix comes with its own regression test); the targets skip
-// such inputs so that they keep finding new bugs. Remove each case when its fix lands:
-//   1. POST /v2/logging parses with unbounded recursion: deep nesting overflows the stack
-//      (skipped: logging bodies over 4 KiB);
-//   2. TF-Serving row format on a BYTES input stacks rows at 4 bytes per element, a heap
-//      overflow (skipped: any :predict path naming the BYTES model "text").
-bool HitsKnownOpenDefect(std::string_view path, std::string_view body);
-
 // Quiets spdlog (a fuzzer runs millions of requests; their log lines are noise and time).
 void SilenceLogs();
 

@@ -41,10 +41,11 @@ class ServerStarter:
         self.servers: list[InferdServer] = []
 
     def __call__(self, repository: Path | None, *args: str, env: dict | None = None,
-                 port_flag: bool = True) -> InferdServer:
+                 port_flag: bool = True, tls_ca: Path | None = None) -> InferdServer:
         index = len(self.servers)
         server = InferdServer(repository, self.tmp_path / f"inferd-{index}.log", list(args),
-                              env=env, port_flag=port_flag, name=f"server #{index}")
+                              env=env, port_flag=port_flag, name=f"server #{index}",
+                              tls_ca=tls_ca)
         self.servers.append(server)
         return server.start()
 

@@ -93,20 +93,23 @@ class InferdServer:
     """One inferd process. `start()` returns once GET /v2/health/ready answers 200."""
 
     def __init__(self, repository: Path | None, log_path: Path, args: list[str] | None = None,
-                 env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd"):
+                 env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd",
+                 tls_ca: Path | None = None):
         self.repository = repository
         self.log_path = log_path
         self.args = list(args or [])
         self.extra_env = dict(env or {})
         self.port_flag = port_flag
         self.name = name
+        # With TLS (--tls-cert-file): the CA certificate that clients trust.
+        self.tls_ca = tls_ca
         self.port: int | None = None
         self.grpc_port: int | None = None
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls_ca else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def port_file(self) -> Path:
@@ -154,7 +157,9 @@ class InferdServer:
                 self._read_port_file()
             if self.port is not None:
                 try:
-                    if requests.get(self.url + "/v2/health/ready", timeout=2).status_code == 200:
+                    if requests.get(self.url + "/v2/health/ready", timeout=2,
+                                    verify=str(self.tls_ca) if self.tls_ca else True
+                                    ).status_code == 200:
                         return
                 except requests.RequestException:
                     pass
@@ -190,15 +195,19 @@ class InferdServer:
 
     def get(self, path: str, **kwargs) -> requests.Response:
         kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        if self.tls_ca:
+            kwargs.setdefault("verify", str(self.tls_ca))
         return requests.get(self.url + path, **kwargs)
 
     def post(self, path: str, body: Any = None, raw: str | bytes | None = None,
              session: requests.Session | None = None, **kwargs) -> requests.Response:
         kwargs.setdefault("timeout", HTTP_TIMEOUT_S)
+        if self.tls_ca:
+            kwargs.setdefault("verify", str(self.tls_ca))
         data = raw if raw is not None else json.dumps(body)
         sender = session if session is not None else requests
-        return sender.post(self.url + path, data=data,
-                           headers={"Content-Type": "application/json"}, **kwargs)
+        headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+        return sender.post(self.url + path, data=data, headers=headers, **kwargs)
 
 
 def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:

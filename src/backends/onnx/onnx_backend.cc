@@ -224,7 +224,9 @@ class OnnxModel : public BackendModel {
   const OrtApi& api_;
   const ort::Ptr<OrtSession> session_;
   const OrtMemoryInfo* const cpu_memory_;  // owned by the backend's engine, which outlives this
-  const ModelConfig& config_;              // owned by the ServedModel that owns this
+  // A copy: the session may outlive the ServedModel it was loaded for (weight sharing, a
+  // reload that keeps the engine), and with it that ServedModel's config.
+  const ModelConfig config_;
   const std::string label_;
 };
 

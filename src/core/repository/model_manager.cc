@@ -8,7 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "core/infer_request.h"
 #include "core/memory/process_memory.h"
+#include "core/repository/model_name.h"
 #include "core/repository/repository_watcher.h"
 
 namespace inferd {
@@ -55,8 +57,14 @@ absl::Status ModelManager::LoadAll() {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(repository_, ec)) {
     const std::string name = entry.path().filename().string();
-    // Hidden folders (.git, editor state, a copy in progress) are not models.
-    if (entry.is_directory(ec) && !name.starts_with(".")) names.push_back(name);
+    // Hidden folders (.git, editor state, a copy in progress) are not models, nor are
+    // folders whose name no client could send.
+    if (!entry.is_directory(ec) || name.starts_with(".")) continue;
+    if (absl::Status valid = ValidateModelName(name); !valid.ok()) {
+      spdlog::warn("repository: skipping folder: {}", std::string(valid.message()));
+      continue;
+    }
+    names.push_back(name);
   }
   if (ec) {
     return absl::UnavailableError(
@@ -203,6 +211,10 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
 
 void ModelManager::AcquireForInference(std::string_view name, std::optional<int64_t> version,
                                        int64_t timeout_us, AcquireCallback done) {
+  if (timeout_us < 0 || timeout_us > kMaxTimeoutUs) {
+    return done(absl::InvalidArgumentError(
+        StrCat("timeout ", timeout_us, " us is out of range 0..", kMaxTimeoutUs, " (one day)")));
+  }
   absl::StatusOr<ModelHandle> answer;
   {
     MutexLock lock(&mu_);
@@ -280,12 +292,12 @@ absl::Status ModelManager::Load(std::string_view name) {
 }
 
 void ModelManager::LoadAsync(std::string_view name, DoneCallback done) {
+  // Checked before the name becomes a path: no "..", no separator, nothing unprintable.
+  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return done(valid);
   std::error_code ec;
   const std::string model(name);
-  if (name.empty() || name.starts_with(".") || name.find('/') != std::string_view::npos ||
-      !std::filesystem::is_directory(repository_ / model, ec)) {
-    return done(absl::NotFoundError(
-        StrCat("no model folder '", name, "' in the repository ", repository_.string())));
+  if (!std::filesystem::is_directory(repository_ / model, ec)) {
+    return done(absl::NotFoundError(StrCat("no model folder '", name, "' in the repository")));
   }
   Reconcile(model, /*force=*/true, nullptr, std::move(done));
 }

@@ -66,6 +66,9 @@ struct ModelManagerOptions {
   // Told about every load and every loaded version's traffic, for metrics; optional, must
   // outlive the manager.
   ModelObserverFactory* observers = nullptr;
+  // Execution instances (threads with their own engine state) of every loaded version
+  // together: a load that would pass it fails with a reason instead of starting them.
+  int max_total_instances = 1024;
 };
 
 class ModelManager {
@@ -222,6 +225,11 @@ class ModelManager {
   // After a load: unloads READY versions the policy no longer wants.
   void DropUnwanted(const std::string& name, ModelEntry& entry, std::vector<ModelHandle>* dropped,
                     Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // ResourceExhausted when loading `config` for (name, version) would run more execution
+  // instances in this process than options_.max_total_instances (the version's current
+  // instances, replaced by the load, are not counted).
+  absl::Status CheckInstanceCap(const std::string& name, int64_t version,
+                                const ModelConfig& config) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<BackendModel> FindSharedWeights(const std::string& sha256,
                                                   const ModelEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -335,7 +335,8 @@ TEST_F(ModelLifecycleTest, ExplicitControlLoadsOnlyWhatItIsTold) {
 TEST_F(ModelLifecycleTest, LoadOfAnUnknownModelIsNotFound) {
   Start();
   EXPECT_EQ(manager_->Load("nope").code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(manager_->Load("../etc").code(), absl::StatusCode::kNotFound);
+  // A path is not a model name: refused before it touches the filesystem.
+  EXPECT_EQ(manager_->Load("../etc").code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(manager_->Unload("nope").code(), absl::StatusCode::kNotFound);
 }
 

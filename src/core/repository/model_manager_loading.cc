@@ -399,15 +399,37 @@ bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
 std::shared_ptr<BackendModel> ModelManager::FindSharedWeights(const std::string& sha256,
                                                               const ModelEntry& entry) const {
   for (const auto& [name, other] : models_) {
-    if (!other.config || other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry) ||
-        !SameEngineConfig(*other.config, *entry.config)) {
-      continue;
-    }
+    if (other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry)) continue;
     for (const auto& [version, v] : other.versions) {
-      if (v.state == ModelState::kReady && v.sha256 == sha256) return v.handle->backend_model();
+      // Compared with the config the engine was loaded with, not the entry's current one:
+      // on a reload after a config change the entry already holds the new config, and
+      // comparing it with itself kept the old engine (fp32 after `precision: bf16`).
+      if (v.state == ModelState::kReady && v.sha256 == sha256 && v.handle &&
+          SameEngineConfig(v.handle->config(), *entry.config)) {
+        return v.handle->backend_model();
+      }
     }
   }
   return nullptr;
+}
+
+absl::Status ModelManager::CheckInstanceCap(const std::string& name, int64_t version,
+                                            const ModelConfig& config) const {
+  int64_t running = 0;
+  for (const auto& [other_name, other] : models_) {
+    for (const auto& [other_version, v] : other.versions) {
+      if (!v.handle || (other_name == name && other_version == version)) continue;
+      running += v.handle->config().total_instances();
+    }
+  }
+  const int64_t wanted = config.total_instances();
+  if (running + wanted > options_.max_total_instances) {
+    return absl::ResourceExhaustedError(
+        StrCat("model '", name, "' asks for ", wanted, " execution instances and ", running,
+               " already run in this process, over its limit of ", options_.max_total_instances,
+               "; lower instances[].count here or in other models"));
+  }
+  return absl::OkStatus();
 }
 
 void ModelManager::RunLoadJob(const LoadJob& job) {
@@ -460,9 +482,10 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
   if (failure.ok()) {
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[job.name];
+    failure = CheckInstanceCap(job.name, job.version, *config);
     shared = FindSharedWeights(sha256, entry);
     const uint64_t needed = shared ? 0 : estimate;
-    failure = MakeRoom(device, needed, key, &dropped);
+    if (failure.ok()) failure = MakeRoom(device, needed, key, &dropped);
     if (failure.ok()) entry.versions[job.version].reserved_bytes = needed;
   }
   Release(&dropped);

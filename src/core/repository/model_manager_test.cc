@@ -1,5 +1,7 @@
 #include "core/repository/model_manager.h"
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -23,6 +25,7 @@ using ::testing::ElementsAre;
 using testing::FakeBackend;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -38,10 +41,12 @@ outputs:
 class ModelManagerTest : public ::testing::Test {
  protected:
   // A manager over the temp repository with the fake backend (or none).
-  std::unique_ptr<ModelManager> LoadRepository(bool with_fake_backend = true) {
+  std::unique_ptr<ModelManager> LoadRepository(bool with_fake_backend = true,
+                                               ModelManagerOptions options = {}) {
     std::vector<std::unique_ptr<Backend>> backends;
     if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>());
-    auto manager = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
+    auto manager =
+        std::make_unique<ModelManager>(repo_.path(), std::move(backends), std::move(options));
     const absl::Status loaded = manager->LoadAll();
     EXPECT_TRUE(loaded.ok()) << loaded;
     return manager;
@@ -236,6 +241,66 @@ TEST_F(ModelManagerTest, ServedModelRejectsInvalidRequestThroughTheCallback) {
   model->Infer(std::move(request));
   EXPECT_TRUE(called);  // refused on this thread, before queueing
   EXPECT_EQ(response.status.code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Regression (issue 13, defect 3): the reload compared the new config with itself when
+// looking for an engine to share, so a changed config kept the old engine (a torch model
+// reloaded with `precision: bf16` kept serving fp32).
+TEST_F(ModelManagerTest, ReloadAfterAnEngineConfigChangeLoadsANewEngine) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const int loads = FakeBackend::loads.load();
+  ASSERT_TRUE(manager->Load("double").ok());
+  EXPECT_EQ(FakeBackend::loads.load(), loads) << "an unchanged config shares the loaded engine";
+  WriteFile(repo_.path() / "double" / "config.yaml",
+            std::string(kFakeConfig) + "parameters: {note: changed}\n");
+  ASSERT_TRUE(manager->Load("double").ok());
+  EXPECT_EQ(FakeBackend::loads.load(), loads + 1) << "a changed parameter must load a new engine";
+  ModelHandle model = manager->Acquire("double").value();
+  EXPECT_EQ(model->config().parameters.at("note"), "changed");
+}
+
+TEST_F(ModelManagerTest, LoadRefusesNamesThatAreNotFolderNames) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  for (const std::string& name : std::vector<std::string>{"..", "../double", "double/1", ".hidden",
+                                                          "a\nb", std::string(1000, 'd')}) {
+    const absl::Status status = manager->Load(name);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << name << ": " << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("is not valid"));
+  }
+  const absl::Status missing = manager->Load("nothere");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.message()), Not(HasSubstr(repo_.path().string())));
+}
+
+TEST_F(ModelManagerTest, CapsTheExecutionInstancesOfTheWholeProcess) {
+  const std::string two = std::string(kFakeConfig) + "instances: [{count: 2}]\n";
+  AddModel("a", two, {"1"});
+  AddModel("b", two, {"1"});
+  ModelManagerOptions options;
+  options.max_total_instances = 3;
+  std::unique_ptr<ModelManager> manager = LoadRepository(true, std::move(options));
+  int ready = 0;
+  std::string reason;
+  for (const ModelStatus& status : manager->Index()) {
+    if (status.state == ModelState::kReady) {
+      ++ready;
+    } else {
+      reason = status.reason;
+    }
+  }
+  EXPECT_EQ(ready, 1);
+  EXPECT_THAT(reason, HasSubstr("over its limit of 3"));
+}
+
+TEST_F(ModelManagerTest, TimeoutsBeyondADayAreRefusedBeforeAnyArithmetic) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  absl::StatusCode code = absl::StatusCode::kOk;
+  manager->AcquireForInference("double", std::nullopt, INT64_MAX,
+                               [&](absl::StatusOr<ModelHandle> h) { code = h.status().code(); });
+  EXPECT_EQ(code, absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "core/repository/model_name.h"
 #include "core/repository/version_dirs.h"
 
 namespace inferd {
@@ -114,7 +115,9 @@ void RepositoryWatcher::Scan(bool baseline) {
   WatchFolder(repository_);
   for (const auto& model_dir : std::filesystem::directory_iterator(repository_, ec)) {
     const std::string name = model_dir.path().filename().string();
-    if (name.starts_with(".") || !model_dir.is_directory(ec)) continue;
+    if (name.starts_with(".") || !model_dir.is_directory(ec) || !ValidateModelName(name).ok()) {
+      continue;
+    }
     WatchFolder(model_dir.path());
     ModelView& view = current[name];
     view.config = FileStamp(model_dir.path() / "config.yaml");

@@ -13,10 +13,11 @@ std::optional<int64_t> ResolveTrafficTarget(const TrafficRules& rules, std::stri
 }
 
 std::optional<int64_t> PickWeightedVersion(const TrafficRules& rules, double u) {
-  int64_t total = 0;
-  for (const auto& [target, weight] : rules.weights) total += weight;
+  // Summed as doubles: rules from config.yaml are not all validated, and no sum overflows.
+  double total = 0;
+  for (const auto& [target, weight] : rules.weights) total += static_cast<double>(weight);
   if (total <= 0) return std::nullopt;
-  double point = u * static_cast<double>(total);
+  double point = u * total;
   for (const auto& [target, weight] : rules.weights) {
     point -= static_cast<double>(weight);
     if (point < 0) return ResolveTrafficTarget(rules, target);
@@ -36,9 +37,10 @@ absl::Status ValidateTrafficRules(const TrafficRules& rules, const std::vector<i
     }
   }
   for (const auto& [target, weight] : rules.weights) {
-    if (weight <= 0) {
-      return absl::InvalidArgumentError(
-          StrCat("traffic weight for '", target, "' must be positive, got ", weight));
+    // Bounded so that the weights' sum cannot overflow (two of INT64_MAX did).
+    if (weight <= 0 || weight > kMaxTrafficWeight) {
+      return absl::InvalidArgumentError(StrCat("traffic weight for '", target, "' must be 1..",
+                                               kMaxTrafficWeight, ", got ", weight));
     }
     std::optional<int64_t> version = ResolveTrafficTarget(rules, target);
     if (!version) {

@@ -37,8 +37,11 @@ std::optional<int64_t> ResolveTrafficTarget(const TrafficRules& rules, std::stri
 // nullopt when the rules have no weights.
 std::optional<int64_t> PickWeightedVersion(const TrafficRules& rules, double u);
 
+inline constexpr int64_t kMaxTrafficWeight = 1'000'000;
+
 // InvalidArgument unless every label and weight names one of `allowed` (ascending), so that
-// traffic can never be sent to a version that is not loaded.
+// traffic can never be sent to a version that is not loaded, and every weight is
+// 1..kMaxTrafficWeight.
 absl::Status ValidateTrafficRules(const TrafficRules& rules, const std::vector<int64_t>& allowed);
 
 }  // namespace inferd

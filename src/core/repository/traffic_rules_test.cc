@@ -62,7 +62,16 @@ TEST(TrafficRulesTest, RejectsUnknownTargetsAndNonPositiveWeights) {
   EXPECT_THAT(std::string(ValidateTrafficRules(rules, {1}).message()),
               HasSubstr("neither a label nor a version"));
   rules.weights = {{"1", 0}};
-  EXPECT_THAT(std::string(ValidateTrafficRules(rules, {1}).message()), HasSubstr("positive"));
+  EXPECT_THAT(std::string(ValidateTrafficRules(rules, {1}).message()), HasSubstr("must be 1.."));
+}
+
+TEST(TrafficRulesTest, RejectsWeightsWhoseSumCouldOverflow) {
+  TrafficRules rules;
+  rules.weights = {{"1", INT64_MAX}, {"2", INT64_MAX}};
+  EXPECT_THAT(std::string(ValidateTrafficRules(rules, {1, 2}).message()),
+              HasSubstr("must be 1..1000000"));
+  rules.weights = {{"1", kMaxTrafficWeight}, {"2", kMaxTrafficWeight}};
+  EXPECT_TRUE(ValidateTrafficRules(rules, {1, 2}).ok());
 }
 
 }  // namespace

@@ -8,6 +8,27 @@
 
 namespace inferd {
 
+absl::StatusOr<Tensor> ConcatenateTensors(std::span<const Tensor* const> parts, Shape shape) {
+  if (parts.empty()) return absl::InvalidArgumentError("nothing to concatenate");
+  const DataType type = parts.front()->type();
+  size_t bytes = 0;
+  for (const Tensor* part : parts) {
+    if (part->type() != type) {
+      return absl::InvalidArgumentError(StrCat("cannot join a ", DataTypeName(part->type()),
+                                               " tensor to a ", DataTypeName(type), " one"));
+    }
+    bytes += part->byte_size();
+  }
+  ASSIGN_OR_RETURN(Tensor merged, Tensor::AllocateForOverwrite(type, std::move(shape), bytes));
+  std::byte* out = merged.mutable_data();
+  for (const Tensor* part : parts) {
+    if (part->byte_size() == 0) continue;
+    std::memcpy(out, part->data(), part->byte_size());
+    out += part->byte_size();
+  }
+  return merged;
+}
+
 absl::StatusOr<std::vector<Tensor>> GatherInputs(const std::vector<PendingRequest>& batch) {
   const InferRequest& first = *batch.front().request;
   std::vector<Tensor> inputs;
@@ -18,21 +39,12 @@ absl::StatusOr<std::vector<Tensor>> GatherInputs(const std::vector<PendingReques
   }
   int64_t total_rows = 0;
   for (const PendingRequest& pending : batch) total_rows += pending.rows;
+  std::vector<const Tensor*> parts(batch.size());
   for (size_t i = 0; i < first.inputs.size(); ++i) {
     Shape shape = first.inputs[i].tensor.shape();
     shape[0] = total_rows;
-    // Sized by the parts: a BYTES tensor's size depends on its strings, not on its shape.
-    size_t bytes = 0;
-    for (const PendingRequest& pending : batch)
-      bytes += pending.request->inputs[i].tensor.byte_size();
-    ASSIGN_OR_RETURN(Tensor merged,
-                     Tensor::AllocateForOverwrite(first.inputs[i].tensor.type(), shape, bytes));
-    std::byte* out = merged.mutable_data();
-    for (const PendingRequest& pending : batch) {
-      const Tensor& part = pending.request->inputs[i].tensor;
-      std::memcpy(out, part.data(), part.byte_size());
-      out += part.byte_size();
-    }
+    for (size_t r = 0; r < batch.size(); ++r) parts[r] = &batch[r].request->inputs[i].tensor;
+    ASSIGN_OR_RETURN(Tensor merged, ConcatenateTensors(parts, std::move(shape)));
     inputs.push_back(std::move(merged));
   }
   return inputs;

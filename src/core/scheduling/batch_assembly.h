@@ -4,6 +4,7 @@
 #define INFERD_CORE_SCHEDULING_BATCH_ASSEMBLY_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -11,6 +12,11 @@
 #include "core/tensor.h"
 
 namespace inferd {
+
+// `parts` (one datatype) back to back in one new tensor of `shape`, sized by the parts'
+// bytes: a BYTES tensor's size depends on its strings, not on its shape. The one way rows
+// are joined, by the batcher and by frontends that stack a request's instances.
+absl::StatusOr<Tensor> ConcatenateTensors(std::span<const Tensor* const> parts, Shape shape);
 
 // One tensor per input. A single request's tensors are used as they are (no copy).
 absl::StatusOr<std::vector<Tensor>> GatherInputs(const std::vector<PendingRequest>& batch);

@@ -77,6 +77,26 @@ TEST(BatchAssemblyTest, GatherConcatenatesBytesInputsOfDifferentSizes) {
   EXPECT_THAT(BytesElements((*inputs)[0]), ElementsAre("a", "bcd", ""));
 }
 
+TEST(BatchAssemblyTest, ConcatenateStacksBytesRowsOfDifferentSizes) {
+  const std::string long_row(10000, 'x');
+  std::vector<std::string_view> first{"a"}, second{long_row};
+  Tensor a = MakeBytesTensor({1}, first).value();
+  Tensor b = MakeBytesTensor({1}, second).value();
+  std::vector<const Tensor*> parts{&a, &b};
+  absl::StatusOr<Tensor> joined = ConcatenateTensors(parts, {2, 1});
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_EQ(joined->byte_size(), a.byte_size() + b.byte_size());
+  EXPECT_TRUE(ValidateBytesBuffer({joined->data(), joined->byte_size()}, 2, "joined").ok());
+  EXPECT_THAT(BytesElements(*joined), ElementsAre("a", long_row));
+}
+
+TEST(BatchAssemblyTest, ConcatenateRefusesMixedDatatypes) {
+  Tensor a = Counting(1, 2, 0);
+  Tensor b = Tensor::Allocate(DataType::kInt64, {1, 2}).value();
+  std::vector<const Tensor*> parts{&a, &b};
+  EXPECT_THAT(ConcatenateTensors(parts, {2, 2}).status().message(), HasSubstr("cannot join"));
+}
+
 TEST(BatchAssemblyTest, GatherConcatenatesRowsInBatchOrder) {
   std::vector<PendingRequest> batch;
   batch.push_back(Pending(1, 100));

@@ -71,8 +71,13 @@ void Scheduler::Enqueue(std::unique_ptr<InferRequest> request) {
       PendingRequest pending;
       pending.enqueued = options_.time->Now();
       pending.rows = config_->batched() ? request->inputs.front().tensor.shape()[0] : 1;
-      pending.priority =
-          request->priority > 0 ? request->priority : options_.queue.default_priority();
+      if (request->priority > 0) {
+        pending.priority = request->priority;
+      } else if (request->fallback_priority > 0) {
+        pending.priority = std::min(request->fallback_priority, options_.queue.priority_levels);
+      } else {
+        pending.priority = options_.queue.default_priority();
+      }
       const int64_t timeout_us =
           request->timeout_us > 0 ? request->timeout_us : options_.queue.default_timeout_us;
       if (timeout_us > 0)

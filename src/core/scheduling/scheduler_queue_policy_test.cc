@@ -265,6 +265,39 @@ TEST(SchedulerTest, DefaultPriorityLevelFromTheQueueConfig) {
   EXPECT_THAT(completions.ids(), ElementsAre("running", "high", "default", "lowest"));
 }
 
+// A tenant's default priority (InferRequest::fallback_priority, auth/tenant.h) applies to
+// requests that set none, is clamped to the model's levels, and never beats an explicit one.
+TEST(SchedulerTest, FallbackPriorityAppliesOnlyWithoutAnExplicitPriority) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  Event gate;
+  model.BlockOn(&gate);
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options();
+  options.queue.priority_levels = 2;
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  auto with_fallback = [](std::unique_ptr<InferRequest> request, int fallback) {
+    request->fallback_priority = fallback;
+    return request;
+  };
+  scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
+  ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
+  scheduler.Enqueue(MakeRequest("default", {1.0f}, completions));  // level 2
+  // Fallback 9 on a two-level model: clamped to 2, after "default" (same level, later).
+  scheduler.Enqueue(with_fallback(MakeRequest("tenant-low", {2.0f}, completions), 9));
+  scheduler.Enqueue(with_fallback(MakeRequest("tenant-high", {3.0f}, completions), 1));
+  // An explicit priority wins over the fallback.
+  scheduler.Enqueue(
+      with_fallback(WithPriority(MakeRequest("explicit", {4.0f}, completions), 2), 1));
+  gate.Notify();
+  ASSERT_TRUE(completions.WaitFor(5));
+
+  EXPECT_THAT(completions.ids(),
+              ElementsAre("running", "tenant-high", "default", "tenant-low", "explicit"));
+}
+
 // Two instances: "a" runs on one, "b" on the other; b finishes first.
 class TwoInstanceOrderTest : public ::testing::TestWithParam<bool> {};
 

@@ -3,6 +3,7 @@
 #ifndef INFERD_CORE_TESTING_FAKE_BACKEND_H_
 #define INFERD_CORE_TESTING_FAKE_BACKEND_H_
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -72,7 +73,11 @@ class FakeBackend : public Backend {
   std::string_view platform() const override { return "fake_platform"; }
   std::string_view model_filename() const override { return "model.fake"; }
 
+  // Engine loads by every FakeBackend in this process (weight sharing skips the backend).
+  inline static std::atomic<int> loads{0};
+
   absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
+    ++loads;
     const std::filesystem::path file = request.version_dir / model_filename();
     if (!std::filesystem::exists(file)) return absl::NotFoundError(file.string() + ": missing");
     if (make_model_) return make_model_(request);

@@ -27,6 +27,7 @@ target_include_directories(inferd_grpc_proto SYSTEM PUBLIC ${INFERD_PROTO_OUT})
 target_link_libraries(inferd_grpc_proto PUBLIC gRPC::grpc++ protobuf::libprotobuf)
 
 add_library(inferd_grpc STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/grpc_access.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_infer_codec.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_inference.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_model_info.cc
@@ -34,7 +35,8 @@ add_library(inferd_grpc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/grpc_service.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_status.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_stream_infer.cc)
-target_link_libraries(inferd_grpc PUBLIC inferd_core inferd_observability inferd_grpc_proto)
+target_link_libraries(inferd_grpc PUBLIC inferd_core inferd_auth inferd_observability
+  inferd_grpc_proto)
 
 target_link_libraries(inferd PRIVATE inferd_grpc)
 if(INFERD_BUILD_TESTS)

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <string>
 
+#include "auth/access_policy.h"
 #include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "observability/request_recorder.h"
@@ -21,6 +22,8 @@ struct GrpcContext {
   const std::atomic<bool>* draining = nullptr;
   // Records every ModelInfer outcome (metrics, access log) as HTTP requests are; optional.
   RequestRecorder* recorder = nullptr;
+  // Who may call what (frontends/grpc/grpc_access.h); null: everyone may call everything.
+  const AccessPolicy* access = nullptr;
 };
 
 }  // namespace inferd

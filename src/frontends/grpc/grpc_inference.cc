@@ -33,7 +33,7 @@ void Record(RequestRecorder* recorder, const std::string& id, TimePoint received
 
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done) {
+                         std::function<void(const absl::Status&)> done, int tenant_priority) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
   std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
@@ -49,6 +49,7 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
   if (!decoded.ok()) return fail(decoded.status());
+  (*decoded)->fallback_priority = tenant_priority;
 
   InferCallbacks callbacks;
   callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),

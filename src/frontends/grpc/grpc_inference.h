@@ -16,10 +16,11 @@ namespace inferd {
 // after filling `response` (which must stay valid until then). `request` is read only during
 // this call. Nothing here waits for the model, so a gRPC thread is never blocked on it; the
 // execution thread only copies the outputs into `response` (serialization happens on gRPC's
-// threads once `done` finishes the call).
+// threads once `done` finishes the call). `tenant_priority`: the caller's tenant's default
+// queue priority (0: none).
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done);
+                         std::function<void(const absl::Status&)> done, int tenant_priority = 0);
 
 }  // namespace inferd
 

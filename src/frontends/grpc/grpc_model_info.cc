@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 namespace {
 
@@ -139,7 +141,7 @@ void FillRepositoryIndex(const std::vector<ModelStatus>& index, bool ready_only,
     entry->set_name(status.name);
     if (status.version) entry->set_version(std::to_string(*status.version));
     entry->set_state(std::string(ModelStateName(status.state)));
-    entry->set_reason(status.reason);
+    entry->set_reason(WithoutServerPaths(status.reason));
   }
 }
 

@@ -1,8 +1,12 @@
 #include "frontends/grpc/grpc_server.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
+#include <grpc/grpc.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 
 #include "common/strings.h"
@@ -29,10 +33,21 @@ absl::Status GrpcServer::Start() {
   const std::string host = options_.host.find(':') != std::string::npos
                                ? StrCat("[", options_.host, "]")
                                : options_.host;
-  builder.AddListeningPort(StrCat(host, ":", options_.port), grpc::InsecureServerCredentials(),
-                           &bound_port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(options_.max_message_bytes));
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options_.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions tls;
+    tls.pem_key_cert_pairs.push_back({options_.tls_key_pem, options_.tls_cert_pem});
+    credentials = grpc::SslServerCredentials(tls);
+  }
+  builder.AddListeningPort(StrCat(host, ":", options_.port), credentials, &bound_port);
+  // gRPC takes an int: --max-request-bytes goes up to 16 GiB, and a cast of 4 GiB gave 0.
+  const int max_message = static_cast<int>(
+      std::min<size_t>(options_.max_message_bytes, std::numeric_limits<int>::max()));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  // Request metadata (headers) beyond 16 KiB is refused before any handler runs; gRPC's own
+  // default depends on the version.
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 * 1024);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {

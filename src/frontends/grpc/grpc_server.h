@@ -24,6 +24,10 @@ struct GrpcServerOptions {
   uint16_t port = 8081;  // 0: any free port (see port())
   size_t max_message_bytes = 64u << 20;
   std::chrono::seconds drain_timeout{30};
+  // PEM text of the certificate chain and its private key: when set, the port speaks TLS
+  // (grpc::SslServerCredentials) instead of plaintext.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 class GrpcServer {

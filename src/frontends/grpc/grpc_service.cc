@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_infer_codec.h"
 #include "frontends/grpc/grpc_inference.h"
 #include "frontends/grpc/grpc_model_info.h"
@@ -18,6 +19,24 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const abs
   reactor->Finish(ToGrpcStatus(status));
   return reactor;
 }
+
+// Finishes a call that was admitted under `grant`: the tenant's slot is released with the
+// call's outcome.
+grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const absl::Status& status,
+                                 AccessGrant& grant) {
+  if (grant.permit) grant.permit->Finish(status.code());
+  return Finish(context, status);
+}
+
+RouteAccess ForModel(const std::string& name) { return RouteAccess::ForModel(name); }
+
+// A stream refused before its first message.
+class RefusedStream final : public grpc::ServerBidiReactor<inference::ModelInferRequest,
+                                                           inference::ModelStreamInferResponse> {
+ public:
+  explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
 
 absl::StatusOr<ModelHandle> AcquireModel(const GrpcContext& ctx, const std::string& name,
                                          const std::string& version) {
@@ -55,98 +74,157 @@ grpc::ServerUnaryReactor* InferenceService::ServerReady(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* InferenceService::ModelReady(grpc::CallbackServerContext* context,
                                                        const inference::ModelReadyRequest* request,
                                                        inference::ModelReadyResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed = CheckGrpcAccess(ctx_, context, ForModel(request->name()), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
   // Unknown models are an error, as in HTTP (404); a known model that failed to load is
   // simply not ready.
   if (absl::IsNotFound(model.status()) || absl::IsInvalidArgument(model.status())) {
-    return Finish(context, model.status());
+    return Finish(context, model.status(), grant);
   }
   response->set_ready(model.ok());
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
     grpc::CallbackServerContext* context, const inference::ServerMetadataRequest*,
     inference::ServerMetadataResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, RouteAccess::Of(Access::kInference), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   response->set_name("inferd");
   response->set_version(ctx_.server_version);
   response->add_extensions("model_repository");
   response->add_extensions("statistics");
   response->add_extensions("binary_tensor_data");
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
     grpc::CallbackServerContext* context, const inference::ModelMetadataRequest* request,
     inference::ModelMetadataResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed = CheckGrpcAccess(ctx_, context, ForModel(request->name()), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   absl::StatusOr<ModelDescription> model = DescribeModel(ctx_, request->name(), request->version());
-  if (!model.ok()) return Finish(context, model.status());
+  if (!model.ok()) return Finish(context, model.status(), grant);
   FillModelMetadata(*model, response);
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
                                                        const inference::ModelInferRequest* request,
                                                        inference::ModelInferResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, ForModel(request->model_name()), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  SubmitGrpcInference(ctx_, *request, response, [reactor](const absl::Status& status) {
-    reactor->Finish(ToGrpcStatus(status));
-  });
+  SubmitGrpcInference(
+      ctx_, *request, response,
+      [reactor, permit = std::move(grant.permit)](const absl::Status& status) {
+        if (permit) permit->Finish(status.code());
+        reactor->Finish(ToGrpcStatus(status));
+      },
+      grant.priority);
   return reactor;
 }
 
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
-InferenceService::ModelStreamInfer(grpc::CallbackServerContext*) {
-  return new StreamInferReactor(&ctx_);
+InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  // The key and its role are checked once, here; the model and the tenant's limits for each
+  // message (StreamInferReactor).
+  if (ctx_.access != nullptr && ctx_.access->enforcing()) {
+    absl::StatusOr<const ApiKey*> key =
+        ctx_.access->Authenticate(Access::kInference, GrpcAuthorization(*context));
+    if (!key.ok()) return new RefusedStream(key.status());
+  }
+  return new StreamInferReactor(&ctx_, std::string(GrpcAuthorization(*context)));
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelConfig(
     grpc::CallbackServerContext* context, const inference::ModelConfigRequest* request,
     inference::ModelConfigResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed = CheckGrpcAccess(ctx_, context, ForModel(request->name()), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   absl::StatusOr<ModelDescription> model = DescribeModel(ctx_, request->name(), request->version());
-  if (!model.ok()) return Finish(context, model.status());
+  if (!model.ok()) return Finish(context, model.status(), grant);
   FillModelConfig(*model, response->mutable_config());
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelStatistics(
     grpc::CallbackServerContext* context, const inference::ModelStatisticsRequest* request,
     inference::ModelStatisticsResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, RouteAccess::Of(Access::kMonitoring), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   if (request->name().empty()) {
     for (const ModelHandle& model : ctx_.models->ReadyModels()) {
       FillModelStatistics(*model, response->add_model_stats());
     }
-    return Finish(context, absl::OkStatus());
+    return Finish(context, absl::OkStatus(), grant);
   }
   absl::StatusOr<ModelHandle> model = AcquireModel(ctx_, request->name(), request->version());
-  if (!model.ok()) return Finish(context, model.status());
+  if (!model.ok()) return Finish(context, model.status(), grant);
   FillModelStatistics(**model, response->add_model_stats());
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryIndex(
     grpc::CallbackServerContext* context, const inference::RepositoryIndexRequest* request,
     inference::RepositoryIndexResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, RouteAccess::Of(Access::kManagement), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   if (!request->repository_name().empty()) {
     return Finish(context,
                   absl::NotFoundError(StrCat("unknown repository '", request->repository_name(),
-                                             "': this server has one (use '')")));
+                                             "': this server has one (use '')")),
+                  grant);
   }
   FillRepositoryIndex(ctx_.models->Index(), request->ready(), response);
-  return Finish(context, absl::OkStatus());
+  return Finish(context, absl::OkStatus(), grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
     grpc::CallbackServerContext* context, const inference::RepositoryModelLoadRequest* request,
     inference::RepositoryModelLoadResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, RouteAccess::Of(Access::kManagement), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
   // A load can take seconds: the RPC finishes from the manager's loader thread, never
   // holding a gRPC thread meanwhile.
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   ctx_.models->LoadAsync(
-      request->model_name(), [reactor, name = request->model_name()](absl::Status status) {
+      request->model_name(), [reactor, name = request->model_name(),
+                              permit = std::move(grant.permit)](absl::Status status) {
+        if (permit) permit->Finish(status.code());
         if (!status.ok()) {
-          status = absl::Status(status.code(),
-                                StrCat("load of '", name, "' failed: ", status.message()));
+          status = absl::Status(status.code(), StrCat("load of '", EscapeForLog(name, 64),
+                                                      "' failed: ", status.message()));
         }
         reactor->Finish(ToGrpcStatus(status));
       });
@@ -156,7 +234,13 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelLoad(
 grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse*) {
-  return Finish(context, ctx_.models->Unload(request->model_name()));
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, RouteAccess::Of(Access::kManagement), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  return Finish(context, ctx_.models->Unload(request->model_name()), grant);
 }
 
 }  // namespace inferd

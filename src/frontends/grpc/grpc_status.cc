@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/client_paths.h"
+
 namespace inferd {
 
 grpc::StatusCode GrpcCodeFor(absl::StatusCode code) {
@@ -49,7 +51,9 @@ grpc::StatusCode GrpcCodeFor(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(GrpcCodeFor(status.code()), std::string(status.message()));
+  return grpc::Status(
+      GrpcCodeFor(status.code()),
+      WithoutServerPaths(std::string_view(status.message().data(), status.message().size())));
 }
 
 }  // namespace inferd

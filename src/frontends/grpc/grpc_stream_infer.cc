@@ -3,11 +3,16 @@
 #include <string>
 #include <utility>
 
+#include "common/client_paths.h"
+#include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_inference.h"
 
 namespace inferd {
 
-StreamInferReactor::StreamInferReactor(const GrpcContext* ctx) : ctx_(ctx) { StartRead(&request_); }
+StreamInferReactor::StreamInferReactor(const GrpcContext* ctx, std::string authorization)
+    : ctx_(ctx), authorization_(std::move(authorization)) {
+  StartRead(&request_);
+}
 
 void StreamInferReactor::OnReadDone(bool ok) {
   if (!ok) {  // the client closed its side (or the call was cancelled)
@@ -23,14 +28,28 @@ void StreamInferReactor::OnReadDone(bool ok) {
   // shared_ptr: the completion callback is a copyable std::function.
   auto response = std::make_shared<std::unique_ptr<inference::ModelStreamInferResponse>>(
       std::make_unique<inference::ModelStreamInferResponse>());
-  inference::ModelInferResponse* infer = (*response)->mutable_infer_response();
-  SubmitGrpcInference(*ctx_, request_, infer, [this, response](const absl::Status& status) {
-    if (!status.ok()) {
-      (*response)->clear_infer_response();
-      (*response)->set_error_message(std::string(status.message()));
-    }
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcStreamMessage(*ctx_, authorization_, request_.model_name(), &grant);
+      !allowed.ok()) {
+    (*response)->set_error_message(std::string(allowed.message()));
     Respond(std::move(*response));
-  });
+    request_.Clear();
+    StartRead(&request_);
+    return;
+  }
+  inference::ModelInferResponse* infer = (*response)->mutable_infer_response();
+  SubmitGrpcInference(
+      *ctx_, request_, infer,
+      [this, response, permit = std::move(grant.permit)](const absl::Status& status) {
+        if (permit) permit->Finish(status.code());
+        if (!status.ok()) {
+          (*response)->clear_infer_response();
+          (*response)->set_error_message(WithoutServerPaths(std::string(status.message())));
+        }
+        Respond(std::move(*response));
+      },
+      grant.priority);
   // The request was decoded (copied) during SubmitGrpcInference: the buffer can be reused.
   request_.Clear();
   StartRead(&request_);

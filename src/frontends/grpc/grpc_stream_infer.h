@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "common/mutex.h"
@@ -24,7 +25,9 @@ class StreamInferReactor final
     : public grpc::ServerBidiReactor<inference::ModelInferRequest,
                                      inference::ModelStreamInferResponse> {
  public:
-  explicit StreamInferReactor(const GrpcContext* ctx);
+  // `authorization`: the call's metadata value, checked again (model list, tenant limits)
+  // for every message.
+  StreamInferReactor(const GrpcContext* ctx, std::string authorization);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -37,6 +40,7 @@ class StreamInferReactor final
   void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const GrpcContext* const ctx_;
+  const std::string authorization_;
   inference::ModelInferRequest request_;  // only the reading side touches it
 
   Mutex mu_;

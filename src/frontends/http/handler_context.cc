@@ -9,6 +9,7 @@
 namespace inferd {
 
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request) {
+  request.fallback_priority = view.tenant_priority;
   const std::string_view timeout = view.Header(kTimeoutHeader);
   if (timeout.empty() || request.timeout_us > 0) return absl::OkStatus();
   int64_t value = 0;

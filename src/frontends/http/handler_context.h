@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "auth/access_policy.h"
 #include "core/infer_request.h"
 #include "core/inference_path.h"
 #include "core/repository/model_manager.h"
@@ -30,6 +31,8 @@ struct HandlerContext {
   MetricsRegistry* metrics = nullptr;
   const RecentErrors* recent_errors = nullptr;
   const StaticFiles* dashboard = nullptr;
+  // Who may do what (API keys, roles, tenants); null: everyone may do everything.
+  const AccessPolicy* access = nullptr;
 };
 
 // Turns a successful answer of version `version` of model `name` into the protocol's reply
@@ -38,7 +41,8 @@ using ReplyEncoder =
     std::function<HttpReply(std::string_view name, int64_t version, const InferResponse&)>;
 
 // Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
-// `request`; a request parameter, if given, wins. InvalidArgument for a malformed value.
+// `request`, and the caller's tenant's default priority; a request parameter, if given,
+// wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
 // Notes that the request reached `model`, so that it is counted for that model even when it

@@ -1,5 +1,7 @@
 #include "frontends/http/http_server.h"
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -12,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
@@ -32,12 +35,19 @@ class HttpServer::Impl {
     shared_.draining = draining;
     shared_.max_request_bytes = options_.max_request_bytes;
     shared_.idle_timeout = options_.idle_timeout;
+    shared_.header_timeout = options_.header_timeout;
+    shared_.body_timeout = options_.body_timeout;
     shared_.recorder = options_.recorder;
+    shared_.large_body_pool = &large_body_pool_;
   }
 
   ~Impl() { StopThreads(); }
 
   absl::Status Start() {
+    if (!options_.tls_cert_pem.empty()) {
+      absl::Status tls = SetUpTls();
+      if (!tls.ok()) return tls;
+    }
     boost::system::error_code ec;
     const asio::ip::address address = asio::ip::make_address(options_.host, ec);
     if (ec) {
@@ -74,6 +84,7 @@ class HttpServer::Impl {
     asio::post(io_, [this] {
       boost::system::error_code ignored;
       acceptor_.close(ignored);
+      accept_retry_.cancel();
     });
     const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
     bool drained = true;
@@ -91,19 +102,61 @@ class HttpServer::Impl {
   }
 
  private:
+  absl::Status SetUpTls() {
+    tls_.emplace(asio::ssl::context::tls_server);
+    boost::system::error_code ec;
+    tls_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                          asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                          asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                      ec);
+    if (!ec) {
+      tls_->use_certificate_chain(
+          asio::buffer(options_.tls_cert_pem.data(), options_.tls_cert_pem.size()), ec);
+    }
+    if (ec) return absl::InvalidArgumentError(StrCat("TLS certificate: ", ec.message()));
+    tls_->use_private_key(asio::buffer(options_.tls_key_pem.data(), options_.tls_key_pem.size()),
+                          asio::ssl::context::pem, ec);
+    if (ec) return absl::InvalidArgumentError(StrCat("TLS private key: ", ec.message()));
+    shared_.tls = &*tls_;
+    return absl::OkStatus();
+  }
+
   void Accept() {
     acceptor_.async_accept(asio::make_strand(io_),
                            [this](boost::system::error_code ec, tcp::socket socket) {
                              if (ec == asio::error::operation_aborted || !acceptor_.is_open())
                                return;
-                             if (!ec) {
-                               socket.set_option(tcp::no_delay(true), ec);
-                               std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
+                             if (ec) return AcceptFailed(ec);
+                             accept_backoff_ = std::chrono::milliseconds::zero();
+                             socket.set_option(tcp::no_delay(true), ec);
+                             if (shared_.tls != nullptr) {
+                               std::make_shared<HttpsSession>(std::move(socket), &shared_)->Start();
                              } else {
-                               spdlog::warn("accept failed: {}", ec.message());
+                               std::make_shared<HttpSession>(std::move(socket), &shared_)->Start();
                              }
                              Accept();
                            });
+  }
+
+  // Out of file descriptors (EMFILE, ENFILE) or memory, accept fails at once for as long as
+  // the condition lasts: retrying at once spun a core and wrote a log line per try. Wait
+  // instead, doubling from 10 ms to 1 s, and log once per second at most.
+  void AcceptFailed(boost::system::error_code ec) {
+    ++accept_failures_;
+    accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(10),
+                                 std::chrono::milliseconds(1000));
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_accept_log_ >= std::chrono::seconds(1)) {
+      spdlog::warn("accept failed: {} ({} failure(s) since the last report); retrying in {} ms",
+                   ec.message(), accept_failures_, accept_backoff_.count());
+      accept_failures_ = 0;
+      last_accept_log_ = now;
+    }
+    accept_retry_.expires_after(accept_backoff_);
+    accept_retry_.async_wait([this](boost::system::error_code wait_ec) {
+      if (wait_ec || !acceptor_.is_open()) return;
+      Accept();
+    });
   }
 
   void RunIoThread() {
@@ -134,13 +187,23 @@ class HttpServer::Impl {
       if (thread.joinable()) thread.join();
     }
     threads_.clear();
+    large_body_pool_.stop();
+    large_body_pool_.join();
   }
 
   const HttpServerOptions options_;
+  std::optional<asio::ssl::context> tls_;
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_{io_};
+  // Touched only by the accept chain (one handler at a time).
+  std::chrono::milliseconds accept_backoff_{0};
+  int64_t accept_failures_ = 0;
+  std::chrono::steady_clock::time_point last_accept_log_{};
+  // One thread: large bodies are rare, and decoding two at once would only double the peak
+  // memory. Declared before shared_, which points at it.
+  boost::asio::thread_pool large_body_pool_{1};
   SessionShared shared_;
   std::vector<std::thread> threads_;
 };

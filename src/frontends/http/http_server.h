@@ -28,11 +28,20 @@ struct HttpServerOptions {
   int io_threads = 1;
   size_t max_request_bytes = 64u << 20;
   std::chrono::seconds idle_timeout{120};  // a keep-alive connection with no request
+  // A request's header must arrive within this of its first byte (of the connection, for
+  // its first request), its body within body_timeout of the header: a slow client
+  // (Slowloris) cannot hold a connection without sending.
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds body_timeout{60};
   std::chrono::seconds drain_timeout{30};  // how long Shutdown waits for in-flight requests
   RequestRecorder* recorder = nullptr;     // metrics and access log per request; null: none
   // How long an I/O thread with nothing to do keeps polling before it blocks in epoll
   // (common/busy_poll.h): a reply from a model instance is then written without a wake-up.
   std::chrono::microseconds busy_poll{0};
+  // PEM text of the certificate chain and its private key: when set, every connection
+  // speaks TLS (1.2 or later).
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
 };
 
 class HttpServer {
@@ -40,7 +49,8 @@ class HttpServer {
   HttpServer(HttpServerOptions options, const HttpRouter* router, std::atomic<bool>* draining);
   ~HttpServer();
 
-  // Binds, listens and starts the I/O threads.
+  // Binds, listens and starts the I/O threads. InvalidArgument for an unusable TLS
+  // certificate or key.
   absl::Status Start();
   uint16_t port() const;
 

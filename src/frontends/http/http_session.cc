@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 
 #include "common/strings.h"
+#include "core/memory/process_memory.h"
 #include "frontends/http/http_status.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
@@ -40,10 +41,13 @@ HttpMethod ToMethod(http::verb verb) {
   }
 }
 
+constexpr std::chrono::seconds kHandshakeTimeout{30};
+
 // Sends replies back on the session's strand, whichever thread produces them.
+template <class Session>
 class SessionResponder : public Responder {
  public:
-  explicit SessionResponder(std::shared_ptr<HttpSession> session) : session_(std::move(session)) {}
+  explicit SessionResponder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
 
   void Send(HttpReply reply) override {
     asio::dispatch(session_->executor(), [session = session_, reply = std::move(reply)]() mutable {
@@ -60,33 +64,86 @@ class SessionResponder : public Responder {
   RequestRecord* record() override { return session_->record(); }
 
  private:
-  std::shared_ptr<HttpSession> session_;
+  std::shared_ptr<Session> session_;
 };
+
+template <class Stream>
+constexpr bool kIsTls = !std::is_same_v<Stream, PlainStream>;
 
 }  // namespace
 
-HttpSession::HttpSession(asio::ip::tcp::socket socket, SessionShared* shared)
-    : stream_(std::move(socket)), shared_(shared) {
+// A prvalue, so that the member is built in place (streams need not be movable).
+template <class Stream>
+Stream MakeStream(asio::ip::tcp::socket socket, SessionShared* shared) {
+  if constexpr (kIsTls<Stream>) {
+    return Stream(std::move(socket), *shared->tls);
+  } else {
+    return Stream(std::move(socket));
+  }
+}
+
+template <class Stream>
+BasicHttpSession<Stream>::BasicHttpSession(asio::ip::tcp::socket socket, SessionShared* shared)
+    : stream_(MakeStream<Stream>(std::move(socket), shared)), shared_(shared) {
   // Beast reads as much as the buffer's free capacity, and an empty flat_buffer offers 512
   // bytes: a 2.4 KB predict request took three recvmsg calls. With room for a typical small
   // request, one call reads it all.
   buffer_.reserve(kSmallBody);
 }
 
-void HttpSession::Start() {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+template <class Stream>
+void BasicHttpSession<Stream>::Start() {
+  if constexpr (kIsTls<Stream>) {
+    // The handshake has its own deadline: a client that connects and says nothing must not
+    // hold the connection.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      beast::get_lowest_layer(self->stream_).expires_after(kHandshakeTimeout);
+      self->stream_.async_handshake(asio::ssl::stream_base::server,
+                                    [self](beast::error_code ec) { self->OnHandshake(ec); });
+    });
+  } else {
+    // A new connection owes its first header at once: only kept-alive ones may idle.
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->ReadHeaderWithin(self->shared_->header_timeout);
+    });
+  }
 }
 
-void HttpSession::ReadHeader() {
+template <class Stream>
+void BasicHttpSession<Stream>::OnHandshake(beast::error_code ec) {
+  if (ec) {
+    spdlog::debug("TLS handshake failed: {}", ec.message());
+    return Close();
+  }
+  ReadHeaderWithin(shared_->header_timeout);
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::ReadHeader() {
+  if (buffer_.size() > 0) return ReadHeaderWithin(shared_->header_timeout);  // pipelined
+  beast::get_lowest_layer(stream_).expires_after(shared_->idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kSmallBody),
+                          [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
+                            if (ec) return self->Close();
+                            self->buffer_.commit(bytes);
+                            self->ReadHeaderWithin(self->shared_->header_timeout);
+                          });
+}
+
+// Between requests a connection may idle (idle_timeout) until the next request's first
+// bytes arrive; from then on its header has header_timeout, as a new connection's has.
+template <class Stream>
+void BasicHttpSession<Stream>::ReadHeaderWithin(std::chrono::seconds timeout) {
   parser_.emplace();
   parser_->body_limit(shared_->max_request_bytes);
-  stream_.expires_after(shared_->idle_timeout);
+  beast::get_lowest_layer(stream_).expires_after(timeout);
   http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
-void HttpSession::OnHeader(beast::error_code ec) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnHeader(beast::error_code ec) {
   if (ec == http::error::body_limit) {
     return RejectAndClose(ErrorReply(
         413,
@@ -108,27 +165,32 @@ void HttpSession::OnHeader(beast::error_code ec) {
   if (expect != parser_->get().end() && beast::iequals(expect->value(), "100-continue")) {
     auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
                                                                       parser_->get().version());
-    http::async_write(stream_, *interim,
-                      [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
-                        if (write_ec) return self->Close();
-                        self->ReadBody();
-                      });
+    http::async_write(
+        stream_, *interim,
+        [self = this->shared_from_this(), interim](beast::error_code write_ec, size_t) {
+          if (write_ec) return self->Close();
+          self->ReadBody();
+        });
     return;
   }
   ReadBody();
 }
 
-void HttpSession::ReadBody() {
+template <class Stream>
+void BasicHttpSession<Stream>::ReadBody() {
   // Beast reads into buffer_ in chunks of its free capacity: a 3 MB image body took 6,000
   // reads and 19 ms with 512-byte chunks. Large bodies get a large buffer for this request.
   if (const auto length = parser_->content_length(); length && *length > kSmallBody) {
     buffer_.reserve(static_cast<size_t>(std::min<uint64_t>(*length, kLargeReadChunk)));
   }
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
+  beast::get_lowest_layer(stream_).expires_after(shared_->body_timeout);
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnBody(ec); });
 }
 
-void HttpSession::OnBody(beast::error_code ec) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
   if (ec == http::error::body_limit) return OnHeader(ec);
   if (ec) return Close();
 
@@ -153,11 +215,21 @@ void HttpSession::OnBody(beast::error_code ec) {
   }
   BeginRecord(std::string_view(request.method_string().data(), request.method_string().size()),
               view.path, view.Header(kRequestIdHeader));
-  shared_->router->Dispatch(view, std::make_shared<SessionResponder>(shared_from_this()));
+  auto responder = std::make_shared<SessionResponder<BasicHttpSession>>(this->shared_from_this());
+  large_body_ = request.body().size() > kOffloadBodyBytes;
+  if (large_body_ && shared_->large_body_pool != nullptr) {
+    // The session reads nothing more until the reply, so the view's buffers stay put.
+    asio::post(*shared_->large_body_pool,
+               [router = shared_->router, view = std::move(view),
+                responder = std::move(responder)] { router->Dispatch(view, responder); });
+    return;
+  }
+  shared_->router->Dispatch(view, std::move(responder));
 }
 
-void HttpSession::BeginRecord(std::string_view method, std::string_view path,
-                              std::string_view id_header) {
+template <class Stream>
+void BasicHttpSession<Stream>::BeginRecord(std::string_view method, std::string_view path,
+                                           std::string_view id_header) {
   record_.active = true;
   record_.received = Clock::now();
   record_.request_id = RequestIdFrom(id_header);
@@ -168,15 +240,13 @@ void HttpSession::BeginRecord(std::string_view method, std::string_view path,
   if (shared_->recorder != nullptr) shared_->recorder->HttpStarted();
 }
 
-void HttpSession::FinishRecord(HttpReply& reply) {
+template <class Stream>
+void BasicHttpSession<Stream>::FinishRecord(HttpReply& reply) {
   if (!record_.active) return;
   record_.active = false;
   reply.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
   if (shared_->recorder != nullptr) {
-    // An error reply carries its Status; another reply of 400 or more (a readiness 503) is
-    // classified by its HTTP status and has no message.
-    const absl::StatusCode code =
-        !reply.error.ok() ? reply.error.code() : StatusCodeForHttp(reply.status);
+    const absl::StatusCode code = StatusCodeOf(reply);
     FinishedRequest finished;
     finished.request_id = record_.request_id;
     finished.method = record_.method;
@@ -193,7 +263,8 @@ void HttpSession::FinishRecord(HttpReply& reply) {
   record_.model.reset();
 }
 
-void HttpSession::WriteReply(HttpReply reply) {
+template <class Stream>
+void BasicHttpSession<Stream>::WriteReply(HttpReply reply) {
   FinishRecord(reply);
   const unsigned version = parser_->get().version();
   // While draining, tell clients to reconnect elsewhere instead of reusing this connection.
@@ -204,13 +275,14 @@ void HttpSession::WriteReply(HttpReply reply) {
   const std::array<asio::const_buffer, 2> buffers{
       asio::buffer(response_head_),
       head_request_ ? asio::const_buffer() : asio::buffer(response_body_)};
-  stream_.expires_after(kWriteTimeout);
-  asio::async_write(stream_, buffers, [self = shared_from_this()](beast::error_code ec, size_t) {
-    self->OnWrite(ec);
-  });
+  beast::get_lowest_layer(stream_).expires_after(kWriteTimeout);
+  asio::async_write(
+      stream_, buffers,
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
 }
 
-void HttpSession::OnWrite(beast::error_code ec) {
+template <class Stream>
+void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
   if (request_counted_) {
     request_counted_ = false;
     shared_->in_flight.fetch_sub(1);
@@ -219,6 +291,15 @@ void HttpSession::OnWrite(beast::error_code ec) {
   // back a large read buffer so that idle keep-alive connections stay small.
   parser_.reset();
   std::string().swap(response_body_);
+  if (large_body_) {
+    large_body_ = false;
+    // A large JSON body's parser memory (about ten times the body) is free now, but the
+    // allocator keeps freed pages (jemalloc never decays here, for speed): without a purge
+    // one 60 MB body left the process hundreds of MB larger for good.
+    if (shared_->large_body_pool != nullptr) {
+      asio::post(*shared_->large_body_pool, [] { ReleaseFreedMemory(); });
+    }
+  }
   if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
     buffer_.shrink_to_fit();
     buffer_.reserve(kSmallBody);
@@ -227,7 +308,8 @@ void HttpSession::OnWrite(beast::error_code ec) {
   ReadHeader();
 }
 
-void HttpSession::RejectAndClose(HttpReply reply) {
+template <class Stream>
+void BasicHttpSession<Stream>::RejectAndClose(HttpReply reply) {
   keep_alive_ = false;
   head_request_ = false;
   shared_->in_flight.fetch_add(1);
@@ -244,26 +326,37 @@ void HttpSession::RejectAndClose(HttpReply reply) {
 
 // A lingering close, as nginx does: stop sending, then read and drop what the client is
 // still sending (an oversized body) so it sees our reply instead of a connection reset.
-void HttpSession::DiscardAndClose() {
+// Over TLS: a close_notify, then close.
+template <class Stream>
+void BasicHttpSession<Stream>::DiscardAndClose() {
+  if constexpr (kIsTls<Stream>) {
+    beast::get_lowest_layer(stream_).expires_after(kLingerTimeout);
+    stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) { self->Close(); });
+    return;
+  }
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  stream_.expires_after(kLingerTimeout);
+  beast::get_lowest_layer(stream_).socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  beast::get_lowest_layer(stream_).expires_after(kLingerTimeout);
   auto scratch = std::make_shared<std::array<char, 16384>>();
   struct Drain {
-    std::shared_ptr<HttpSession> self;
+    std::shared_ptr<BasicHttpSession> self;
     std::shared_ptr<std::array<char, 16384>> scratch;
     void operator()(beast::error_code ec, size_t) {
       if (ec) return self->Close();
       self->stream_.async_read_some(asio::buffer(*scratch), std::move(*this));
     }
   };
-  stream_.async_read_some(asio::buffer(*scratch), Drain{shared_from_this(), scratch});
+  stream_.async_read_some(asio::buffer(*scratch), Drain{this->shared_from_this(), scratch});
 }
 
-void HttpSession::Close() {
+template <class Stream>
+void BasicHttpSession<Stream>::Close() {
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  beast::get_lowest_layer(stream_).socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  beast::get_lowest_layer(stream_).close();
 }
+
+template class BasicHttpSession<PlainStream>;
+template class BasicHttpSession<TlsStream>;
 
 }  // namespace inferd

@@ -14,8 +14,10 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "frontends/http/http_types.h"
 #include "frontends/http/request_record.h"
@@ -31,24 +33,40 @@ struct SessionShared {
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
   std::chrono::seconds idle_timeout{120};
-  RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds body_timeout{60};
+  RequestRecorder* recorder = nullptr;       // metrics and access log; null: none
+  boost::asio::ssl::context* tls = nullptr;  // set: connections speak TLS (HttpsSession)
+  // Where requests with a body over kOffloadBodyBytes are handed to the router: parsing a
+  // 60 MB JSON body took the I/O thread for a third of a second, and every other connection
+  // on it waited. Null: on the I/O thread.
+  boost::asio::thread_pool* large_body_pool = nullptr;
 };
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// Bodies above this are decoded off the I/O thread, and the memory their decoding used is
+// returned to the kernel after the reply.
+inline constexpr size_t kOffloadBodyBytes = 1u << 20;
+
+// `Stream` is a plain TCP stream or a TLS stream over one (HttpSession, HttpsSession); the
+// plaintext session is exactly the code it was before TLS existed, so TLS costs it nothing.
+template <class Stream>
+class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<Stream>> {
  public:
-  HttpSession(boost::asio::ip::tcp::socket socket, SessionShared* shared);
+  BasicHttpSession(boost::asio::ip::tcp::socket socket, SessionShared* shared);
 
   void Start();
 
   // Writes `reply` for the current request; must run on the session's strand.
   void WriteReply(HttpReply reply);
 
-  boost::beast::tcp_stream::executor_type executor() { return stream_.get_executor(); }
+  auto executor() { return stream_.get_executor(); }
   // The current request's record; on the session's strand only.
   RequestRecord* record() { return &record_; }
 
  private:
   void ReadHeader();
+  void OnHandshake(boost::beast::error_code ec);
+  void ReadHeaderWithin(std::chrono::seconds timeout);
   void OnHeader(boost::beast::error_code ec);
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
@@ -57,7 +75,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void DiscardAndClose();
   void Close();
 
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::string response_head_;  // reused: the status line and header fields
@@ -66,12 +84,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
+  bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
   RequestRecord record_;
   // Starts the record of a request that has been read (or rejected while reading).
   void BeginRecord(std::string_view method, std::string_view path, std::string_view id_header);
   // Records the finished request; adds its id to the reply headers.
   void FinishRecord(HttpReply& reply);
 };
+
+using PlainStream = boost::beast::tcp_stream;
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using HttpSession = BasicHttpSession<PlainStream>;
+using HttpsSession = BasicHttpSession<TlsStream>;
+extern template class BasicHttpSession<PlainStream>;
+extern template class BasicHttpSession<TlsStream>;
 
 }  // namespace inferd
 

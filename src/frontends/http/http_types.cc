@@ -1,12 +1,13 @@
 #include "frontends/http/http_types.h"
 
-#include "frontends/http/http_status.h"
-
 #include <algorithm>
 #include <cctype>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include "common/client_paths.h"
+#include "frontends/http/http_status.h"
 
 namespace inferd {
 
@@ -23,7 +24,9 @@ std::string_view HttpRequestView::Header(std::string_view name) const {
   return {};
 }
 
-HttpReply ErrorReply(unsigned http_status, std::string_view message) {
+HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
+  // Every error body is written here: no server folder reaches a client.
+  const std::string message = WithoutServerPaths(raw_message);
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();
@@ -47,6 +50,10 @@ HttpReply ErrorReply(const absl::Status& status) {
     reply.headers.emplace_back("Retry-After", "1");
   }
   return reply;
+}
+
+absl::StatusCode StatusCodeOf(const HttpReply& reply) {
+  return !reply.error.ok() ? reply.error.code() : StatusCodeForHttp(reply.status);
 }
 
 }  // namespace inferd

@@ -26,6 +26,8 @@ struct HttpRequestView {
   std::string* body = nullptr;
   // Request headers, views into the connection's buffers.
   std::vector<std::pair<std::string_view, std::string_view>> headers;
+  // The caller's tenant's default queue priority (auth/tenant.h); 0: none.
+  int tenant_priority = 0;
 
   // The value of header `name` (case-insensitive), empty when absent.
   std::string_view Header(std::string_view name) const;
@@ -63,6 +65,10 @@ using ResponderPtr = std::shared_ptr<Responder>;
 // {"error": message} with the status that the code maps to (frontends/http/http_status.h).
 HttpReply ErrorReply(const absl::Status& status);
 HttpReply ErrorReply(unsigned http_status, std::string_view message);
+
+// The code `reply` is counted under: its Status when it carries one, otherwise the code its
+// HTTP status stands for (a readiness 503 has no message).
+absl::StatusCode StatusCodeOf(const HttpReply& reply);
 
 }  // namespace inferd
 

@@ -10,6 +10,7 @@
 
 #include <rapidjson/rapidjson.h>
 
+#include "common/client_paths.h"
 #include "core/repository/lifecycle_events.h"
 
 namespace inferd {
@@ -28,7 +29,7 @@ void WriteIndexRowFields(const ModelStatus& status, Writer& writer) {
   writer.Key("state");
   write_string(ModelStateName(status.state));
   writer.Key("reason");
-  write_string(status.reason);
+  write_string(WithoutServerPaths(status.reason));
 }
 
 }  // namespace inferd

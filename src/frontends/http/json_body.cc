@@ -1,16 +1,39 @@
 #include "frontends/http/json_body.h"
 
+#include <algorithm>
+
 #include "common/strings.h"
 
 namespace inferd {
 
-absl::StatusOr<simdjson::dom::element> ParseJsonBody(std::string& body) {
-  thread_local simdjson::dom::parser parser;
+absl::StatusOr<ParsedJson> ParseJsonBody(std::string& body, size_t max_bytes) {
   if (body.empty()) return absl::InvalidArgumentError("the request body is empty; send JSON");
+  if (body.size() > max_bytes) {
+    return absl::InvalidArgumentError(
+        StrCat("the JSON body is ", body.size(), " bytes, over the limit of ", max_bytes,
+               " bytes for JSON; send large tensors with the binary tensor extension "
+               "(Inference-Header-Content-Length) or in smaller requests"));
+  }
+  ParsedJson parsed;
+  thread_local std::unique_ptr<simdjson::dom::parser> reused;
+  simdjson::dom::parser* parser = nullptr;
+  if (body.size() > kReusedParserBytes) {
+    parsed.own_parser_ = std::make_unique<simdjson::dom::parser>(max_bytes);
+    parser = parsed.own_parser_.get();
+  } else {
+    if (reused == nullptr) reused = std::make_unique<simdjson::dom::parser>(kReusedParserBytes);
+    parser = reused.get();
+  }
+  // The depth limit is set at allocation; later automatic growth keeps it.
+  if (parser->capacity() < body.size() || parser->max_depth() != kMaxJsonDepth) {
+    if (parser->allocate(std::max<size_t>(body.size(), 4096), kMaxJsonDepth)) {
+      return absl::ResourceExhaustedError(
+          StrCat("cannot allocate parser memory for a ", body.size(), "-byte JSON body"));
+    }
+  }
   body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
-  simdjson::dom::element root;
   const simdjson::error_code error =
-      parser.parse(body.data(), body.size(), /*realloc_if_needed=*/false).get(root);
+      parser->parse(body.data(), body.size(), /*realloc_if_needed=*/false).get(parsed.root_);
   if (error == simdjson::NUMBER_ERROR) {
     // simdjson 3.0 reports integers beyond 64 bits this way, as well as malformed numbers.
     return absl::InvalidArgumentError(
@@ -18,11 +41,17 @@ absl::StatusOr<simdjson::dom::element> ParseJsonBody(std::string& body) {
         "out of range for every integer datatype (for a float input, write a large number "
         "with an exponent, e.g. 1.2e23)");
   }
+  if (error == simdjson::DEPTH_ERROR) {
+    return absl::InvalidArgumentError(
+        StrCat("the request body nests arrays and objects deeper "
+               "than ",
+               kMaxJsonDepth, " levels; flatten it"));
+  }
   if (error) {
     return absl::InvalidArgumentError(
         StrCat("the request body is not valid JSON: ", simdjson::error_message(error)));
   }
-  return root;
+  return parsed;
 }
 
 absl::StatusOr<simdjson::dom::array> GetArray(simdjson::dom::object object, std::string_view key,

@@ -149,7 +149,8 @@ bool BinaryOutputs::IsBinary(std::string_view name) const {
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body,
                                                                  BinaryTensorReader* binary,
                                                                  BinaryOutputs* binary_outputs) {
-  ASSIGN_OR_RETURN(element root, ParseJsonBody(body));
+  ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(body));
+  const element root = json.root();
   object request;
   if (root.get(request)) {
     return absl::InvalidArgumentError("the request body must be a JSON object with 'inputs'");

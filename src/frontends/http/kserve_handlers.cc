@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "common/client_paths.h"
 #include "common/strings.h"
 #include "frontends/http/index_row.h"
 #include "frontends/http/infer_body.h"
@@ -108,7 +109,7 @@ HttpReply HandleModelReady(const HandlerContext& ctx, const ModelRef& ref) {
   writer.Bool(model.ok());
   if (!model.ok()) {
     writer.Key("reason");
-    WriteString(writer, std::string(model.status().message()));
+    WriteString(writer, WithoutServerPaths(std::string(model.status().message())));
   }
   writer.EndObject();
   return JsonReply(model.ok() ? 200 : 503, buffer);

@@ -3,12 +3,12 @@
 #include <optional>
 #include <string>
 
-#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "frontends/http/json_body.h"
 #include "observability/log_setup.h"
 
 namespace inferd {
@@ -29,33 +29,35 @@ HttpReply HandleGetLogging() {
 }
 
 HttpReply HandleSetLogging(const HttpRequestView& request) {
-  rapidjson::Document body;
-  const std::string& text = request.body != nullptr ? *request.body : std::string();
-  body.Parse(text.data(), text.size());
-  if (body.HasParseError() || !body.IsObject()) {
-    return ErrorReply(400, "the body must be a JSON object such as {\"log_level\": \"debug\"}");
-  }
+  constexpr std::string_view kShape =
+      "the body must be a JSON object such as {\"log_level\": \"debug\"}";
+  std::string empty;
+  absl::StatusOr<ParsedJson> json = ParseJsonBody(request.body != nullptr ? *request.body : empty);
+  if (!json.ok()) return ErrorReply(400, StrCat(json.status().message(), "; ", kShape));
+  simdjson::dom::object body;
+  if (json->root().get(body)) return ErrorReply(400, std::string(kShape));
   // Check everything before changing anything, so a bad request changes nothing.
   std::optional<std::string> level;
   std::optional<LogFormat> format;
   std::optional<bool> access_log;
-  for (const auto& member : body.GetObject()) {
-    const std::string_view key(member.name.GetString(), member.name.GetStringLength());
-    if (key == "log_level" && member.value.IsString()) {
-      level = member.value.GetString();
-    } else if (key == "log_format" && member.value.IsString()) {
-      absl::StatusOr<LogFormat> parsed = ParseLogFormat(member.value.GetString());
+  for (const auto [key, value] : body) {
+    std::string_view text;
+    bool flag = false;
+    if (key == "log_level" && !value.get(text)) {
+      level = std::string(text);
+    } else if (key == "log_format" && !value.get(text)) {
+      absl::StatusOr<LogFormat> parsed = ParseLogFormat(text);
       if (!parsed.ok()) return ErrorReply(400, StrCat("log_format: ", parsed.status().message()));
       format = *parsed;
-    } else if (key == "access_log" && member.value.IsBool()) {
-      access_log = member.value.GetBool();
+    } else if (key == "access_log" && !value.get(flag)) {
+      access_log = flag;
     } else if (key == "log_level" || key == "log_format" || key == "access_log") {
       return ErrorReply(400, StrCat(key,
                                     ": wrong type (log_level and log_format take strings, "
                                     "access_log true or false)"));
     } else {
-      return ErrorReply(
-          400, StrCat("unknown field '", key, "' (known: log_level, log_format, access_log)"));
+      return ErrorReply(400, StrCat("unknown field '", EscapeForLog(key),
+                                    "' (known: log_level, log_format, access_log)"));
     }
   }
   if (level) {

@@ -39,5 +39,17 @@ TEST(LoggingHandlerTest, ABadRequestChangesNothing) {
   }
 }
 
+// Regression: the body went to RapidJSON's recursive parser, and a few million '[' crashed
+// the process (stack overflow) before any check ran.
+TEST(LoggingHandlerTest, DeeplyNestedBodyIsA400NotACrash) {
+  ASSERT_TRUE(SetLogLevel("info").ok());
+  EXPECT_EQ(Post(std::string(3'000'000, '[')).status, 400u);
+  HttpReply reply = Post(std::string(1'000'000, '[') + std::string(1'000'000, ']'));
+  EXPECT_EQ(reply.status, 400u);
+  EXPECT_NE(reply.body.find("deeper than 64 levels"), std::string::npos)
+      << reply.body.substr(0, 200);
+  EXPECT_EQ(CurrentLogLevel(), "info");
+}
+
 }  // namespace
 }  // namespace inferd

@@ -45,10 +45,10 @@ absl::StatusOr<int64_t> NonNegative(simdjson::dom::element value, std::string_vi
 }
 
 absl::StatusOr<TrafficRules> DecodeTraffic(std::string& body, TrafficRules rules) {
-  absl::StatusOr<simdjson::dom::element> root = ParseJsonBody(body);
-  if (!root.ok()) return root.status();
+  absl::StatusOr<ParsedJson> json = ParseJsonBody(body);
+  if (!json.ok()) return json.status();
   simdjson::dom::object object;
-  if (root->get(object)) {
+  if (json->root().get(object)) {
     return absl::InvalidArgumentError(
         "the body must be a JSON object {\"labels\": {...}, \"traffic\": {...}}");
   }

@@ -5,12 +5,14 @@
 
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
+#include "frontends/http/access_reply.h"
 #include "frontends/http/dashboard_handler.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
 #include "frontends/http/model_config_handler.h"
 #include "frontends/http/repository_handlers.h"
+#include "frontends/http/route_access.h"
 #include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
@@ -55,6 +57,25 @@ absl::StatusOr<ModelRef> ParseModelRef(const Segments& segments, size_t first, S
 }  // namespace
 
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
+  const AccessPolicy* access = context_.access;
+  if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
+  const RouteAccess route = ClassifyHttpRoute(request.method, request.path, request.query,
+                                              context_.inference->configured_default_model());
+  AccessGrant grant;
+  AccessDenial denial;
+  if (!access->Check(route, request.Header("Authorization"), &grant, &denial).ok()) {
+    return responder->Send(AccessDeniedReply(denial));
+  }
+  if (grant.permit) responder = WithTenantPermit(std::move(responder), std::move(grant.permit));
+  if (grant.priority > 0) {
+    HttpRequestView with_priority = request;
+    with_priority.tenant_priority = grant.priority;
+    return Route(with_priority, std::move(responder));
+  }
+  Route(request, std::move(responder));
+}
+
+void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) const {
   const HandlerContext& ctx = context_;
   const bool get = request.method == HttpMethod::kGet;
   const bool post = request.method == HttpMethod::kPost;

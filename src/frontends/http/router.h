@@ -7,6 +7,9 @@
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V|/labels/L]:predict
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
+// Access control happens here, at the entry, before any handler: each request is classified
+// (route_access.h) and checked against the AccessPolicy; refused requests never reach a
+// handler and change nothing.
 // Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
 #define INFERD_FRONTENDS_HTTP_ROUTER_H_
@@ -24,6 +27,9 @@ class HttpRouter {
   void Dispatch(const HttpRequestView& request, ResponderPtr responder) const;
 
  private:
+  // The handler for the request's method and path.
+  void Route(const HttpRequestView& request, ResponderPtr responder) const;
+
   const HandlerContext context_;
 };
 

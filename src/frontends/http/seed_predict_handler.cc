@@ -39,7 +39,8 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeSeedRequest(const ModelConfi
   }
   const TensorSpec& spec = config.inputs.front();
   const auto max_elements = static_cast<int64_t>(body.size());
-  ASSIGN_OR_RETURN(simdjson::dom::element root, ParseJsonBody(body));
+  ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(body));
+  const simdjson::dom::element root = json.root();
   simdjson::dom::element input;
   if (root["input"].get(input)) {
     return absl::InvalidArgumentError(

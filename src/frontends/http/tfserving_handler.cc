@@ -1,12 +1,12 @@
 #include "frontends/http/tfserving_handler.h"
 
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/scheduling/batch_assembly.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
@@ -54,19 +54,16 @@ absl::StatusOr<Tensor> StackInstances(const ModelConfig& config, const TensorSpe
   }
   Shape shape = rows.front().shape();
   shape.insert(shape.begin(), static_cast<int64_t>(rows.size()));
-  ASSIGN_OR_RETURN(Tensor stacked, Tensor::AllocateForOverwrite(spec.datatype, std::move(shape)));
-  std::byte* out = stacked.mutable_data();
-  for (const Tensor& row : rows) {
-    std::memcpy(out, row.data(), row.byte_size());
-    out += row.byte_size();
-  }
-  return stacked;
+  std::vector<const Tensor*> parts;
+  for (const Tensor& row : rows) parts.push_back(&row);
+  return ConcatenateTensors(parts, std::move(shape));
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeTfRequest(const ModelConfig& config,
                                                               std::string& body, bool* row_format) {
   const auto max_elements = static_cast<int64_t>(body.size());
-  ASSIGN_OR_RETURN(element root, ParseJsonBody(body));
+  ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(body));
+  const element root = json.root();
   element instances_value, inputs_value;
   const bool has_instances = !root["instances"].get(instances_value);
   const bool has_inputs = !root["inputs"].get(inputs_value);

@@ -1,0 +1,81 @@
+// Decides whether one request may proceed: the frontends classify it (public, inference,
+// monitoring, management; the model it names) and hand over its Authorization value; the
+// policy authenticates the key, checks its roles, the tenant's model list and its limits.
+//
+// Without keys nothing is authenticated; management is then allowed only when the server
+// listens on loopback or the operator opened it explicitly
+// (--allow-unauthenticated-management): a server on a public address must not let anyone
+// unload its models.
+//
+// Thread-safety: Check is thread-safe. Ownership: the key ring outlives the policy.
+#ifndef INFERD_AUTH_ACCESS_POLICY_H_
+#define INFERD_AUTH_ACCESS_POLICY_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "auth/key_ring.h"
+#include "auth/roles.h"
+#include "common/clock.h"
+
+namespace inferd {
+
+struct AccessPolicyOptions {
+  const KeyRing* keys = nullptr;  // null or empty: no API keys
+  // Without keys: whether management endpoints answer at all.
+  bool management_without_keys = true;
+};
+
+// What an allowed request carries on: its key and, for a tenant's key, the tenant's
+// in-flight slot (held until the reply is sent) and default priority.
+struct AccessGrant {
+  const ApiKey* key = nullptr;           // null when no keys are configured
+  std::shared_ptr<TenantPermit> permit;  // null: no tenant
+  int priority = 0;                      // the tenant's default; 0: the model's
+};
+
+// Why a request was refused: Unauthenticated (401: answer with a WWW-Authenticate
+// challenge), PermissionDenied (403) or ResourceExhausted (429 with Retry-After).
+struct AccessDenial {
+  absl::Status status;
+  int retry_after_s = 0;  // whole seconds, at least 1, for ResourceExhausted
+};
+
+// The token of "Bearer <token>" (scheme case-insensitive, surrounding spaces ignored);
+// empty when the value is not a bearer credential.
+std::string_view BearerToken(std::string_view authorization);
+
+class AccessPolicy {
+ public:
+  explicit AccessPolicy(AccessPolicyOptions options) : options_(options) {}
+
+  // Whether any request can be refused: false when there are no keys and management is
+  // open, so frontends may skip classifying requests altogether.
+  bool enforcing() const { return has_keys() || !options_.management_without_keys; }
+  bool has_keys() const { return options_.keys != nullptr && !options_.keys->empty(); }
+
+  // OK with `grant` filled, or the denial (also returned). `authorization` is the
+  // Authorization header or metadata value ("" when absent).
+  absl::Status Check(const RouteAccess& route, std::string_view authorization, AccessGrant* grant,
+                     AccessDenial* denial) const;
+
+  // Only the key and its roles, no tenant limits (a gRPC stream is checked so when it
+  // opens; each of its messages then goes through Check). The key, null without keys.
+  absl::StatusOr<const ApiKey*> Authenticate(Access access, std::string_view authorization) const;
+
+ private:
+  const AccessPolicyOptions options_;
+};
+
+// The message a refused management request gets when the safe default turned it off.
+inline constexpr char kManagementOffMessage[] =
+    "management endpoints are off: inferd listens on a non-loopback address and no API keys "
+    "are configured. Configure keys with a management role (--api-keys-file or "
+    "INFERD_API_KEYS_FILE, see docs/security.md), or start inferd with "
+    "--allow-unauthenticated-management to open them to anyone who can reach the port";
+
+}  // namespace inferd
+
+#endif  // INFERD_AUTH_ACCESS_POLICY_H_

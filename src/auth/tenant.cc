@@ -1,0 +1,93 @@
+#include "auth/tenant.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/strings.h"
+
+namespace inferd {
+
+std::string_view TenantRejectionName(TenantRejection reason) {
+  switch (reason) {
+    case TenantRejection::kRate:
+      return "rate_limit";
+    case TenantRejection::kInFlight:
+      return "in_flight_limit";
+    case TenantRejection::kModel:
+      return "model_not_allowed";
+  }
+  return "unknown";
+}
+
+TenantPermit& TenantPermit::operator=(TenantPermit&& other) noexcept {
+  if (this != &other) {
+    Finish(absl::StatusCode::kCancelled);
+    tenant_ = std::exchange(other.tenant_, nullptr);
+    admitted_ = other.admitted_;
+  }
+  return *this;
+}
+
+void TenantPermit::Finish(absl::StatusCode code) {
+  if (tenant_ == nullptr) return;
+  std::exchange(tenant_, nullptr)->Release(code, admitted_);
+}
+
+Tenant::Tenant(TenantLimits limits, const TimeSource* time)
+    : limits_(std::move(limits)), time_(time) {
+  if (limits_.requests_per_second > 0) {
+    const double burst =
+        limits_.burst > 0 ? limits_.burst : std::max(1.0, limits_.requests_per_second);
+    bucket_.emplace(limits_.requests_per_second, burst, time_->Now());
+  }
+}
+
+bool Tenant::MayUse(std::string_view model) const {
+  if (limits_.models.empty()) return true;
+  return std::find(limits_.models.begin(), limits_.models.end(), model) != limits_.models.end();
+}
+
+absl::StatusOr<TenantPermit> Tenant::Admit(Duration* retry_after) {
+  const TimePoint now = time_->Now();
+  // The in-flight slot first: a request refused for concurrency must not spend a token.
+  if (limits_.max_in_flight > 0) {
+    if (in_flight_.fetch_add(1, std::memory_order_acq_rel) >= limits_.max_in_flight) {
+      in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      CountRejection(TenantRejection::kInFlight);
+      *retry_after = std::chrono::seconds(1);
+      return absl::ResourceExhaustedError(
+          StrCat("tenant '", limits_.name, "' already has ", limits_.max_in_flight,
+                 " requests in flight (its max_in_flight); retry when one has finished"));
+    }
+  } else {
+    in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  if (bucket_) {
+    Duration wait{};
+    bool taken = false;
+    {
+      MutexLock lock(&mu_);
+      taken = bucket_->TryTake(now, &wait);
+    }
+    if (!taken) {
+      in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+      CountRejection(TenantRejection::kRate);
+      *retry_after = wait;
+      return absl::ResourceExhaustedError(StrCat("tenant '", limits_.name,
+                                                 "' is over its rate limit of ",
+                                                 limits_.requests_per_second, " requests/s"));
+    }
+  }
+  return TenantPermit(this, now);
+}
+
+void Tenant::CountRejection(TenantRejection reason) {
+  if (observer_) observer_->OnRejected(reason);
+}
+
+void Tenant::Release(absl::StatusCode code, TimePoint admitted) {
+  in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+  if (observer_) observer_->OnFinished(code, time_->Now() - admitted);
+}
+
+}  // namespace inferd
