@@ -1,0 +1,152 @@
+"""Writes the benchmark tables of README.md and docs/benchmarks.md from committed results.
+
+    .venv/bin/python bench/headline.py           # rewrite the generated blocks
+    .venv/bin/python bench/headline.py --check   # exit 1 if a block differs (tests run this)
+
+Nothing here is typed by hand: every figure comes from a bench/results/*.json file that
+bench/batching_bench.py wrote, through the same functions (bench/batching_report.py) that
+wrote the .md beside it, and every missed target is a line copied from the result file that
+marks it. Each document holds its block between `<!-- headline:KIND -->` and
+`<!-- /headline -->`; everything outside the markers is prose and stays as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import List
+
+import batching_report
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+# The runs the headline shows: the latest full batching run of each demo model it covers.
+HEADLINE_RUNS = ["2026-11-30-batching-mlp-session3.json", "2026-11-30-batching-resnet-session3.json"]
+
+# Result files whose scripts mark missed targets; a line matching MISSED_MARK is listed.
+TARGET_FILES = ["2026-11-30-protocols.md", "2026-12-01-defaults-session4.md",
+                "reliability.md", "2026-11-30-busy-poll.md"]
+MISSED_MARK = re.compile(r"MISSED|\*\*not met|not met\b", re.IGNORECASE)
+
+
+def _missed_sentences(text: str) -> List[str]:
+    """The sentences of `text` that MISSED_MARK finds, each whole: paragraphs and list items
+    are joined across their wrapped lines first (tables and headings are skipped)."""
+    blocks, current = [], []
+    for line in text.splitlines():
+        starts_item = line.startswith(("- ", "* "))
+        if not line.strip() or line.startswith(("|", "#")) or starts_item:
+            if current:
+                blocks.append(" ".join(current))
+            current = [line[2:].strip()] if starts_item else []
+        else:
+            current.append(line.strip())
+    if current:
+        blocks.append(" ".join(current))
+    found = []
+    for block_text in blocks:
+        for sentence in re.split(r"(?<=[.;])\s+(?=[A-Z*(])", block_text):
+            if MISSED_MARK.search(sentence):
+                found.append(sentence.strip())
+    return found
+
+
+def _load(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text())
+
+
+def _run_rows(name: str, full: dict, concurrencies: List[int]) -> List[str]:
+    """One row per inferd variant at each of `concurrencies` (the highest measured if absent),
+    with the same run's Flask, nginx and engine references as ratios."""
+    refs = batching_report.references(full)
+    measured = sorted({c["concurrency"] for c in full["cells"]})
+    wanted = [c for c in concurrencies if c in measured] or measured[-1:]
+    rows = []
+    for cell in full["cells"]:
+        if cell["kind"] != "inferd" or cell["concurrency"] not in wanted:
+            continue
+        s = batching_report.summarise(cell)
+        if s is None:
+            rows.append(f"| {cell['model']} | {cell['concurrency']} | {cell['variant']} "
+                        f"| {batching_report.describe(cell)} | | | | | |")
+            continue
+        m, c = cell["model"], cell["concurrency"]
+        flask, nginx, engine = (refs.get((m, c, "flask")), refs.get((m, c, "nginx")),
+                                refs.get((m, None, "engine")))
+        rows.append(f"| {m} | {c} | {cell['variant']} | {s['qps']:.0f} | {s['p99_ms']:.1f} "
+                    f"| {batching_report._ratio(s['qps'], flask, '{:.1f}×')} "
+                    f"| {batching_report._ratio(s['qps'], nginx, '{:.0%}')} "
+                    f"| {batching_report._ratio(s['qps'], engine, '{:.0%}')} "
+                    f"| [{name[:-5]}](RESULTS/{name[:-5]}.md) |")
+    return rows
+
+
+def _table(concurrencies: List[int]) -> List[str]:
+    rows = ["| model | clients | inferd variant | items/s | p99 ms | ×Flask | ×nginx | ×engine best | run |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    for name in HEADLINE_RUNS:
+        rows += _run_rows(name, _load(name), concurrencies)
+    return rows
+
+
+def _targets() -> List[str]:
+    lines = []
+    for name in HEADLINE_RUNS:
+        lines += batching_report.targets(_load(name)) + [""]
+    lines += ["Targets other results mark as missed (each sentence as its result file states it):", ""]
+    for name in TARGET_FILES:
+        for sentence in _missed_sentences((RESULTS / name).read_text()):
+            lines.append(f"- [{name}](RESULTS/{name}): {sentence}")
+    return lines
+
+
+def block(kind: str, results_link: str) -> str:
+    if kind == "short":
+        lines = _table([1, 64])
+    elif kind == "full":
+        lines = _table([1, 8, 32, 64]) + ["", "### Targets, met and missed", ""] + _targets()
+    else:
+        raise ValueError(kind)
+    return "\n".join(lines).replace("(RESULTS/", f"({results_link}/")
+
+
+DOCUMENTS = [(ROOT / "README.md", "short", "bench/results"),
+             (ROOT / "docs" / "benchmarks.md", "full", "../bench/results")]
+
+
+def render(text: str, kind: str, results_link: str, path: Path) -> str:
+    begin, end = f"<!-- headline:{kind} -->", "<!-- /headline -->"
+    pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: no '{begin}' ... '{end}' block")
+    generated = (f"{begin}\n<!-- generated by bench/headline.py from bench/results/*.json; "
+                 f"do not edit -->\n{block(kind, results_link)}\n{end}")
+    return pattern.sub(lambda _: generated, text, count=1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="compare instead of writing; exit 1 when a block differs")
+    args = parser.parse_args()
+    stale = []
+    for path, kind, link in DOCUMENTS:
+        text = path.read_text()
+        new = render(text, kind, link, path)
+        if new != text:
+            stale.append(path)
+            if not args.check:
+                path.write_text(new)
+    if args.check and stale:
+        print("stale generated blocks (run bench/headline.py): "
+              + ", ".join(str(p.relative_to(ROOT)) for p in stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
