@@ -52,8 +52,10 @@ PY
 callgrind_control -d "$pid" > /dev/null 2>&1
 dump="$(ls -t callgrind.out.* | head -1)"
 echo "$BIN: instructions per request ($REQUESTS x POST $target; inclusive for threads, exclusive for functions)"
+# sed -n, not head: head stops reading early, and under pipefail the SIGPIPE it leaves the
+# commands before it with fails the run after the output is written.
 callgrind_annotate --threshold=100 "$dump" 2>/dev/null | sed -n '/file:function/,$p' | tail -n +3 \
-  | head -n "$((TOP + 2))" | python3 -c '
+  | sed -n "1,$((TOP + 2))p" | python3 -c '
 import re, sys
 n = int(sys.argv[1])
 for line in sys.stdin:
