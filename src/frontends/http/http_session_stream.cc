@@ -10,8 +10,8 @@
 
 #include <boost/asio/write.hpp>
 
+#include "common/http_status.h"
 #include "frontends/http/http_session.h"
-#include "frontends/http/http_status.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
 
@@ -102,7 +102,8 @@ void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
     stream_pending_.clear();
     if (auto callback = std::move(on_disconnect_)) callback();
     // 499 (nginx's "client closed request") is counted as the client's doing.
-    RecordFinished(499, StatusCodeForHttp(499), "the client closed the connection during the stream");
+    RecordFinished(499, StatusCodeForHttp(499),
+                   "the client closed the connection during the stream");
     OnWrite(ec);
     return;
   }
