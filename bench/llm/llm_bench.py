@@ -187,12 +187,15 @@ def batched_bench(threads, output_tokens, concurrency):
                "-tb", str(threads), "-fa", "on", "--output-format", "jsonl"]
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
     rows = {}
-    for line in done.stdout.splitlines():
+    for line in (done.stdout + done.stderr).splitlines():
         if line.startswith("{"):
             row = json.loads(line)
             rows[row["pl"]] = {"tokens_per_s": row["speed_tg"],
                                "step_ms": 1e3 * row["t_tg"] / row["tg"]}
-    return {"command": " ".join(command[:1] + ["-m", "SmolLM2.gguf"] + command[3:]), "rows": rows}
+    if not rows:
+        raise RuntimeError(f"llama-batched-bench printed no results:\n{done.stdout}{done.stderr}")
+    return {"command": " ".join(["llama-batched-bench", "-m", "SmolLM2.gguf"] + command[3:]),
+            "rows": rows}
 
 
 def measure_peer(name, start, model, args, mixed):
@@ -252,8 +255,14 @@ def main():
 
     peer_python = TOOLS / "peer-venv" / "bin" / "python"
     if not peer_python.is_file():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages",
-                        str(TOOLS / "peer-venv")], check=True)
+        # On top of .venv (llama-cpp-python itself), through a .pth file: a venv's
+        # --system-site-packages would mean the base interpreter's.
+        subprocess.run([sys.executable, "-m", "venv", str(TOOLS / "peer-venv")], check=True)
+        site = subprocess.run([str(peer_python), "-c", "import sysconfig; "
+                               "print(sysconfig.get_paths()['purelib'])"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        import sysconfig
+        Path(site, "inferd-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
         subprocess.run([str(peer_python), "-m", "pip", "install", "-q",
                         "--disable-pip-version-check", "-r",
                         str(ROOT / "bench" / "llm" / "peer-requirements.txt")], check=True)
@@ -261,7 +270,8 @@ def main():
                      "--host", "127.0.0.1", "--port", "{port}", "--n_threads", t,
                      "--n_threads_batch", t, "--n_ctx", str(CONTEXT_PER_SEQUENCE),
                      "--n_batch", "512", "--n_ubatch", "512", "--flash_attn", "true",
-                     "--model_alias", "smollm2"]
+                     # Queue requests instead of aborting the running one (its default).
+                     "--model_alias", "smollm2", "--interrupt_requests", "false"]
     report["peers"]["llama_cpp.server"] = measure_peer(
         "llama_cpp.server", lambda: Process("llama_cpp.server", python_server, "/v1/models",
                                             tmp / "llama-cpp-python.log"),
