@@ -212,7 +212,8 @@ def make_python_app(name: str, spec: ModelSpec, work_dir: str) -> Peer:
                "--max-batch", str(spec.max_batch), "--wait-ms", f"{spec.delay_us / 1e3:g}"]
     env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_DEDUP_LOGS": "0"} if name == "ray" else {}
     config = (f"@serve.batch(max_batch_size={spec.max_batch}, batch_wait_timeout_s="
-              f"{spec.delay_us / 1e6:g}), num_replicas=1" if name == "ray" else
+              f"{spec.delay_us / 1e6:g}), num_replicas=1, max_ongoing_requests=1000 (Ray's default "
+              "of 5 per replica would cap a batch at 5)" if name == "ray" else
               f"LitAPI(max_batch_size={spec.max_batch}, batch_timeout={spec.delay_us / 1e6:g}), "
               "workers_per_device=1")
     return Peer(name, spec.name, command, os.path.join(work_dir, f"{name}-{spec.name}.log"),

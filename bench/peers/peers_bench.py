@@ -284,7 +284,7 @@ def pin_binary(args, work_dir: str) -> dict:
         return {}
     with open(args.inferd_binary, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    info = {"path": args.inferd_binary, "sha256": digest, "mtime": datetime.datetime.fromtimestamp(
+    info = {"path": os.path.realpath(args.inferd_binary), "sha256": digest, "mtime": datetime.datetime.fromtimestamp(
         os.path.getmtime(args.inferd_binary)).isoformat(timespec="seconds")}
     args.inferd_binary = shutil.copy2(args.inferd_binary, os.path.join(work_dir, "inferd"))
     return info
@@ -331,7 +331,8 @@ def main(argv: Optional[List[str]] = None) -> int:
           file=sys.stderr, flush=True)
     started, load_start = datetime.datetime.now(datetime.timezone.utc), os.getloadavg()
     rec = {"cells": {}, "commands": [], "checks": [], "configs": {}, "fronts": {},
-           "batching": {}, "idle_cores": {}, "failures": [], "exit_status": {}, "inferd_binary": binary}
+           "batching": {}, "idle_cores": {}, "failures": [], "exit_status": {}, "inferd_binary": binary,
+           "repository": os.path.realpath(args.repository)}
     try:
         for model in args.models:
             spec = ps.model_spec(args.repository, model, args.max_batch.get(model, 32),

@@ -100,8 +100,8 @@ def markdown(rep: dict, name: str) -> str:
              "client and concurrency; ÷ inferd auto_tune likewise against the tuned config", ""]
     if rep.get("inferd_binary"):
         b = rep["inferd_binary"]
-        lines += [f"inferd binary: `{b['path']}`, sha256 {b['sha256'][:16]}…, built {b['mtime']}",
-                  ""]
+        lines += [f"inferd binary: `{b['path']}`, sha256 {b['sha256'][:16]}…, built {b['mtime']}"
+                  f"; models from `{rep.get('repository', '?')}`", ""]
     for model in st["models"]:
         lines += [f"## {model}", "",
                   f"![{model}]({name}-{model}.png)", "",

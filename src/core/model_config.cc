@@ -11,6 +11,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/device.h"
+#include "core/repository/lifecycle_config_yaml.h"
 
 namespace inferd {
 namespace {
@@ -308,7 +309,8 @@ absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::No
     if (status != 504 && status != 429) {
       return reader.Error("queue.timeout_status", StrCat("must be 504 or 429, got ", status));
     }
-    queue.timeout_status = static_cast<int>(status);
+    queue.timeout_code =
+        status == 429 ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kDeadlineExceeded;
   }
   if (node["busy_poll_us"]) {
     ASSIGN_OR_RETURN(queue.busy_poll_us,

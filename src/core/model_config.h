@@ -52,9 +52,11 @@ struct DynamicBatchingConfig {
 struct QueueConfig {
   int priority_levels = 1;
   int default_priority_level = 0;  // 0: the lowest level (priority_levels)
-  int64_t max_queue_size = 0;      // 0: unbounded; else a full queue answers 429
+  int64_t max_queue_size = 0;      // 0: unbounded; else a full queue is ResourceExhausted
   int64_t default_timeout_us = 0;  // 0: no deadline unless the request sets one
-  int timeout_status = 504;        // what an expired request gets: 504 or 429
+  // What an expired request gets: DeadlineExceeded, or ResourceExhausted ("overloaded, retry
+  // later"). config.yaml spells them as the HTTP statuses users see: timeout_status 504 / 429.
+  absl::StatusCode timeout_code = absl::StatusCode::kDeadlineExceeded;
   // How long an idle instance watches this queue before it sleeps (common/busy_poll.h).
   int64_t busy_poll_us = 0;
 

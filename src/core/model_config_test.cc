@@ -346,7 +346,7 @@ queue:
   EXPECT_EQ(queue.default_priority(), 2);
   EXPECT_EQ(queue.max_queue_size, 100);
   EXPECT_EQ(queue.default_timeout_us, 5000);
-  EXPECT_EQ(queue.timeout_status, 429);
+  EXPECT_EQ(queue.timeout_code, absl::StatusCode::kResourceExhausted);
 }
 
 TEST(ModelConfigTest, WithoutSectionsBatchingIsOffAndTheQueueUnbounded) {
@@ -364,7 +364,7 @@ TEST(ModelConfigTest, WithoutSectionsBatchingIsOffAndTheQueueUnbounded) {
   EXPECT_EQ(queue.default_priority(), 1);
   EXPECT_EQ(queue.max_queue_size, 0);
   EXPECT_EQ(queue.default_timeout_us, 0);
-  EXPECT_EQ(queue.timeout_status, 504);
+  EXPECT_EQ(queue.timeout_code, absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST(ModelConfigTest, EmptyDynamicBatchingMappingEnablesItWithDefaults) {

@@ -39,27 +39,4 @@ std::string_view OutcomeName(RequestOutcome outcome) {
   return "backend_error";
 }
 
-absl::StatusCode StatusCodeForHttp(unsigned http_status) {
-  if (http_status < 400) return absl::StatusCode::kOk;
-  switch (http_status) {
-    case 429:
-      return absl::StatusCode::kResourceExhausted;
-    case 503:
-      return absl::StatusCode::kUnavailable;
-    case 504:
-      return absl::StatusCode::kDeadlineExceeded;
-    case 404:
-      return absl::StatusCode::kNotFound;
-    case 401:
-      return absl::StatusCode::kUnauthenticated;
-    case 403:
-      return absl::StatusCode::kPermissionDenied;
-    case 501:
-      return absl::StatusCode::kUnimplemented;
-    default:
-      // 400, 405, 413 and the other 4xx are the client's; 5xx the server's.
-      return http_status < 500 ? absl::StatusCode::kInvalidArgument : absl::StatusCode::kInternal;
-  }
-}
-
 }  // namespace inferd

@@ -21,9 +21,6 @@ inline constexpr std::array<RequestOutcome, kRequestOutcomeCount> kAllRequestOut
 RequestOutcome OutcomeForStatus(absl::StatusCode code);
 // The label value: "success", "rejected", "timeout", "bad_input", "backend_error".
 std::string_view OutcomeName(RequestOutcome outcome);
-// The status code an HTTP reply status stands for (the inverse of HttpStatusFor), so that
-// HTTP replies are classified like gRPC ones.
-absl::StatusCode StatusCodeForHttp(unsigned http_status);
 
 }  // namespace inferd
 

@@ -15,16 +15,6 @@ TEST(RequestOutcomeTest, ClassifiesStatusCodes) {
   EXPECT_EQ(OutcomeForStatus(absl::StatusCode::kInternal), RequestOutcome::kBackendError);
 }
 
-TEST(RequestOutcomeTest, HttpStatusesMapBackToTheSameOutcomes) {
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(200)), RequestOutcome::kSuccess);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(400)), RequestOutcome::kBadInput);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(413)), RequestOutcome::kBadInput);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(429)), RequestOutcome::kRejected);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(503)), RequestOutcome::kRejected);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(504)), RequestOutcome::kTimeout);
-  EXPECT_EQ(OutcomeForStatus(StatusCodeForHttp(500)), RequestOutcome::kBackendError);
-}
-
 TEST(RequestOutcomeTest, NamesAreLabelValues) {
   EXPECT_EQ(OutcomeName(RequestOutcome::kBadInput), "bad_input");
   EXPECT_EQ(OutcomeName(RequestOutcome::kBackendError), "backend_error");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "backends/torch/torch_backend.h"
 #include "common/client_paths.h"
 #include "common/cores.h"
+#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
@@ -35,6 +37,20 @@
 
 namespace inferd {
 namespace {
+
+// Written to a temporary name and renamed, so that a reader never sees half a file.
+absl::Status WritePortFile(const std::string& path, int http_port, int grpc_port) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << "{\"http\": " << http_port << ", \"grpc\": " << grpc_port << "}\n";
+    if (!out.flush()) return absl::InternalError("--port-file: cannot write " + temporary);
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return absl::InternalError("--port-file: cannot write " + path + ": " + ec.message());
+  return absl::OkStatus();
+}
 
 void LogModelSummary(const ModelManager& models) {
   const std::vector<ModelStatus> index = models.Index();
@@ -121,9 +137,10 @@ int Run(const ServerOptions& options) {
   LogModelSummary(models);
 
   std::atomic<bool> draining{false};
-  HttpRouter router(HandlerContext{.models = &models,
+  InferencePath inference(&models, options.default_model);
+  HttpRouter router(HandlerContext{.inference = &inference,
+                                   .models = &models,
                                    .server_version = std::string(kInferdVersion),
-                                   .default_model = options.default_model,
                                    .draining = &draining,
                                    .metrics = &metrics,
                                    .recent_errors = &recent_errors,
@@ -137,7 +154,8 @@ int Run(const ServerOptions& options) {
                         .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s),
                         .tls_cert_pem = tls.cert_chain,
                         .tls_key_pem = tls.private_key},
-      GrpcContext{.models = &models,
+      GrpcContext{.inference = &inference,
+                  .models = &models,
                   .server_version = std::string(kInferdVersion),
                   .draining = &draining,
                   .recorder = &recorder,
@@ -169,6 +187,13 @@ int Run(const ServerOptions& options) {
   spdlog::info("listening on http{}://{}:{} ({} I/O thread(s), {} intra-op thread(s))",
                tls_on ? "s" : "", options.host, server.port(), http.io_threads,
                torch_backend->intra_op_threads());
+  if (!options.port_file.empty()) {
+    if (absl::Status written = WritePortFile(options.port_file, server.port(), grpc_server.port());
+        !written.ok()) {
+      spdlog::critical("{}", std::string(written.message()));
+      return 1;
+    }
+  }
 
   const int signal_number = stop_signals.WaitForStop();
   // Not ready from now on (both protocols' health checks), and every reply says

@@ -55,6 +55,10 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
   app.add_option("--grpc-port", options.grpc_port, "gRPC port (0 picks a free one)")
       ->envname("INFERD_GRPC_PORT")
       ->capture_default_str();
+  app.add_option("--port-file", options.port_file,
+                 "Once listening, write {\"http\": PORT, \"grpc\": PORT} to this file (for "
+                 "scripts that pass port 0)")
+      ->envname("INFERD_PORT_FILE");
   app.add_option("--http-threads", options.http_threads,
                  "I/O threads (0: a quarter of the cores, at least 1)")
       ->envname("INFERD_HTTP_THREADS")

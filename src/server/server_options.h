@@ -15,7 +15,10 @@ struct ServerOptions {
   std::string host = "0.0.0.0";
   uint16_t http_port = 8080;
   uint16_t grpc_port = 8081;  // inference.GRPCInferenceService + grpc.health.v1.Health
-  int http_threads = 0;       // 0: chosen from the core count
+  // Once both ports listen, {"http": N, "grpc": M} is written here: how a script that
+  // started inferd with port 0 learns the ports the kernel chose. Empty: not written.
+  std::string port_file;
+  int http_threads = 0;  // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
   // Seconds a request's header may take from its first byte, and its body after the header.
   int header_timeout_s = 10;

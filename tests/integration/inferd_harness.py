@@ -60,9 +60,20 @@ HTTP_TIMEOUT_S = 60.0
 
 
 def free_port() -> int:
+    """A port no one listens on now, for the tests of a port flag itself and for other servers
+    (Prometheus); inferd itself is started with port 0 and --port-file."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def read_port_file(path: Path) -> dict | None:
+    """The {"http": N, "grpc": M} that inferd --port-file wrote, or None until it has (inferd
+    writes it under a temporary name and renames it, so a file that exists is complete)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
 
 
 # Variables inferd reads besides INFERD_*: defaults for configs that leave fields out.
@@ -100,63 +111,66 @@ class InferdServer:
     def url(self) -> str:
         return f"{'https' if self.tls_ca else 'http'}://127.0.0.1:{self.port}"
 
+    @property
+    def port_file(self) -> Path:
+        return self.log_path.with_name(self.log_path.name + ".ports")
+
     def command(self) -> list[str]:
         cmd = [str(INFERD_BINARY)]
         if self.repository is not None:
             cmd += ["--model-repository", str(self.repository)]
         if self.port_flag:
-            cmd += ["--http-port", str(self.port), "--host", "127.0.0.1",
-                    "--grpc-port", str(self.grpc_port)]
+            # Port 0: the kernel picks free ports, and inferd writes them to the port file.
+            cmd += ["--http-port", "0", "--host", "127.0.0.1", "--grpc-port", "0",
+                    "--port-file", str(self.port_file)]
         return cmd + self.args
 
     def start(self) -> "InferdServer":
         if not INFERD_BINARY.is_file():
             raise RuntimeError(f"inferd binary not found at {INFERD_BINARY}; build it first")
-        # A port found free can be taken by another process before inferd binds it; retry then.
-        for attempt in range(3):
-            self.port = free_port()
-            self.grpc_port = free_port()
-            env = dict(self.extra_env)
-            # inferd's SIGTERM drain period (5 s by default) would add its length to every
-            # test's teardown; the drain tests set it themselves.
-            env.setdefault("INFERD_DRAIN_SECONDS", "0")
-            if not self.port_flag:
-                env.setdefault("INFERD_HTTP_PORT", str(self.port))
-                env.setdefault("INFERD_GRPC_PORT", str(self.grpc_port))
-                self.grpc_port = int(env["INFERD_GRPC_PORT"])
-                env.setdefault("INFERD_HOST", "127.0.0.1")
-                self.port = int(env["INFERD_HTTP_PORT"])
-            with open(self.log_path, "ab") as log:
-                log.write(f"--- start attempt {attempt + 1}: {' '.join(self.command())}\n".encode())
-                log.flush()
-                self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, env=clean_env(env),
-                                             cwd=REPO_ROOT)
-            try:
-                self._wait_ready()
-                return self
-            except _PortTaken:
-                continue
-        raise RuntimeError(f"could not find a free port for inferd\n{self.log()}")
+        env = dict(self.extra_env)
+        # inferd's SIGTERM drain period (5 s by default) would add its length to every
+        # test's teardown; the drain tests set it themselves.
+        env.setdefault("INFERD_DRAIN_SECONDS", "0")
+        if not self.port_flag:  # the same through the environment
+            env.setdefault("INFERD_HTTP_PORT", "0")
+            env.setdefault("INFERD_GRPC_PORT", "0")
+            env.setdefault("INFERD_HOST", "127.0.0.1")
+            env.setdefault("INFERD_PORT_FILE", str(self.port_file))
+        self.port_file.unlink(missing_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(f"--- start: {' '.join(self.command())}\n".encode())
+            log.flush()
+            self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, env=clean_env(env),
+                                         cwd=REPO_ROOT)
+        self._wait_ready()
+        return self
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                log = self.log()
-                if "Address already in use" in log:
-                    raise _PortTaken()
                 raise RuntimeError(f"inferd exited with code {self.proc.returncode} before it "
-                                   f"was ready; its log:\n{log}")
-            try:
-                if requests.get(self.url + "/v2/health/ready", timeout=2,
-                                verify=str(self.tls_ca) if self.tls_ca else True).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
+                                   f"was ready; its log:\n{self.log()}")
+            if self.port is None:
+                self._read_port_file()
+            if self.port is not None:
+                try:
+                    if requests.get(self.url + "/v2/health/ready", timeout=2,
+                                    verify=str(self.tls_ca) if self.tls_ca else True
+                                    ).status_code == 200:
+                        return
+                except requests.RequestException:
+                    pass
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"inferd was not ready within {READY_TIMEOUT_S} s; its log:\n{self.log()}")
+
+    def _read_port_file(self) -> None:
+        ports = read_port_file(self.port_file)
+        if ports is not None:
+            self.port, self.grpc_port = ports["http"], ports["grpc"]
 
     def log(self) -> str:
         try:
@@ -194,10 +208,6 @@ class InferdServer:
         sender = session if session is not None else requests
         headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
         return sender.post(self.url + path, data=data, headers=headers, **kwargs)
-
-
-class _PortTaken(Exception):
-    pass
 
 
 def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:

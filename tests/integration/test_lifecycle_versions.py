@@ -47,7 +47,7 @@ def test_explicit_control_load_and_unload(start_server, tmp_path):
     server = start_server(repo, "--model-control", "explicit", "--load-model", "a")
     assert state(server, "a", 1)["state"] == "READY"
     assert state(server, "b", 1)["state"] == "UNLOADED"
-    assert_error(infer(server, "b", "digits"), 503, "/v2/repository/models/b/load")
+    assert_error(infer(server, "b", "digits"), 503, "not loaded", "repository load request")
     assert server.post("/v2/repository/models/b/load", raw="").status_code == 200
     assert_sample_output(infer(server, "b", "digits"), "digits")
     assert server.post("/v2/repository/models/a/unload", raw="").status_code == 200

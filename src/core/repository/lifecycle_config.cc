@@ -1,4 +1,4 @@
-#include "core/repository/lifecycle_config.h"
+#include "core/repository/lifecycle_config_yaml.h"
 
 #include <algorithm>
 #include <charconv>

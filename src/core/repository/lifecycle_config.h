@@ -14,13 +14,9 @@
 
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
 
-#include <yaml-cpp/yaml.h>
-
-#include "absl/status/statusor.h"
 #include "core/repository/traffic_rules.h"
 #include "core/repository/version_policy.h"
 
@@ -39,12 +35,7 @@ struct LifecycleConfig {
   TrafficRules traffic;
 };
 
-// The top-level config.yaml keys this part owns.
-const std::set<std::string>& LifecycleConfigKeys();
-
-// Reads the lifecycle keys of `root` (a mapping). Errors name `source` and the field.
-absl::StatusOr<LifecycleConfig> ParseLifecycleConfig(const YAML::Node& root,
-                                                     std::string_view source);
+// Its parser is in lifecycle_config_yaml.h: only the config readers see yaml-cpp.
 
 }  // namespace inferd
 

@@ -242,8 +242,7 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
             if (!entry.requested) {
               answer = absl::UnavailableError(
                   StrCat("model '", name, "' is not loaded (", v.reason.empty() ? "" : v.reason,
-                         v.reason.empty() ? "" : "; ", "POST /v2/repository/models/", name,
-                         "/load loads it)"));
+                         v.reason.empty() ? "" : "; ", "a repository load request loads it)"));
               break;
             }
             Enqueue(LoadJob{std::string(name), *chosen, /*replace=*/false, nullptr});

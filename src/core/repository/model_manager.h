@@ -141,6 +141,12 @@ class ModelManager {
   // Stops the loader, the watcher and every model's scheduler after its queued requests.
   void StopAll();
 
+  // One housekeeping pass, as the housekeeping thread makes every 50 ms: answers requests
+  // whose wait for a load passed their timeout, unloads versions idle for their
+  // idle_unload_s, and releases dropped models. Times are the options' time source, so a
+  // test advances a fake one and calls this instead of sleeping.
+  void Housekeep();
+
   // kWatch: re-reads one model folder whose version folders `stable` have settled (the
   // watcher calls this); a model folder that disappeared is unloaded.
   void OnRepositoryChange(const std::string& name, const std::vector<int64_t>& stable);

@@ -15,6 +15,7 @@
 #include "common/mutex.h"
 #include "core/repository/file_digest.h"
 #include "core/repository/model_manager.h"
+#include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,23 +25,12 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using testing::IdentityModel;
 using testing::TempDir;
 using testing::WriteFile;
 
-// y = x; its weights are "the file": memory_bytes() is the file's size.
-class IdentityModel : public BackendModel {
- public:
-  explicit IdentityModel(uint64_t bytes) : bytes_(bytes) {}
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    return std::vector<Tensor>{inputs[0]};
-  }
-  uint64_t memory_bytes() const override { return bytes_; }
-
- private:
-  const uint64_t bytes_;
-};
-
-// A version folder holds model.fake; a file starting with "corrupt" fails to load. Counts
+// A version folder holds model.fake, loaded as an IdentityModel whose weights are the file
+// (memory_bytes() is its size); a file starting with "corrupt" fails to load. Counts
 // engine loads, so tests can tell a shared load from a new one.
 class CountingBackend : public Backend {
  public:
@@ -334,7 +324,7 @@ TEST_F(ModelLifecycleTest, ExplicitControlLoadsOnlyWhatItIsTold) {
   EXPECT_EQ(StateOf("b", 1), ModelState::kUnloaded);
   absl::StatusOr<ModelHandle> b = AcquireForInference("b");
   EXPECT_EQ(b.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(b.status().message()), HasSubstr("/v2/repository/models/b/load"));
+  EXPECT_THAT(std::string(b.status().message()), HasSubstr("a repository load request loads it"));
   ASSERT_TRUE(manager_->Load("b").ok());
   EXPECT_EQ(StateOf("b", 1), ModelState::kReady);
   ASSERT_TRUE(manager_->Unload("a").ok());
@@ -385,13 +375,13 @@ TEST_F(ModelLifecycleTest, IdleModelIsUnloadedAndReloadsOnItsNextRequest) {
   options.time = &time_;
   Start(options);
   EXPECT_EQ(StateOf("m", 1), ModelState::kReady);
+  // Passes run here on the fake clock (the housekeeping thread's own passes see the same
+  // time): after 59 s one has run and left the model alone, after 60 s one unloads it.
   time_.Advance(std::chrono::seconds(59));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // housekeeping passes
+  manager_->Housekeep();
   EXPECT_EQ(StateOf("m", 1), ModelState::kReady);
   time_.Advance(std::chrono::seconds(1));
-  for (int i = 0; i < 100 && StateOf("m", 1) == ModelState::kReady; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  manager_->Housekeep();
   EXPECT_EQ(StateOf("m", 1), ModelState::kUnloaded);
   EXPECT_THAT(ReasonOf("m", 1), HasSubstr("idle"));
   ASSERT_TRUE(AcquireForInference("m").ok());

@@ -604,48 +604,55 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
 
 void ModelManager::HousekeepingLoop() {
   while (true) {
-    Callbacks callbacks;
-    std::vector<ModelHandle> dropped;
     {
       MutexLock lock(&mu_);
       work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
                       [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
       if (stopping_) return;
-      dropped.swap(graveyard_);
-      const TimePoint now = options_.time->Now();
-      for (auto& [name, entry] : models_) {
-        const int64_t idle_s = entry.config ? entry.config->lifecycle.idle_unload_s : 0;
-        for (auto& [version, v] : entry.versions) {
-          // Requests waiting for a load past their timeout.
-          for (auto it = v.waiters.begin(); it != v.waiters.end();) {
-            if (it->deadline > now) {
-              ++it;
-              continue;
-            }
-            // Named copies: clang 14 cannot capture structured bindings.
-            callbacks.push_back([done = std::move(it->done), name = name, version = version] {
-              done(absl::DeadlineExceededError(
-                  StrCat("model '", name, "' version ", version,
-                         " is still loading and the request's timeout has passed")));
-            });
-            it = v.waiters.erase(it);
+    }
+    Housekeep();
+  }
+}
+
+void ModelManager::Housekeep() {
+  Callbacks callbacks;
+  std::vector<ModelHandle> dropped;
+  {
+    MutexLock lock(&mu_);
+    dropped.swap(graveyard_);
+    const TimePoint now = options_.time->Now();
+    for (auto& [name, entry] : models_) {
+      const int64_t idle_s = entry.config ? entry.config->lifecycle.idle_unload_s : 0;
+      for (auto& [version, v] : entry.versions) {
+        // Requests waiting for a load past their timeout.
+        for (auto it = v.waiters.begin(); it != v.waiters.end();) {
+          if (it->deadline > now) {
+            ++it;
+            continue;
           }
-          if (idle_s > 0 && v.state == ModelState::kReady && v.handle.use_count() == 1 &&
-              v.handle->in_flight() == 0 && now - v.last_used >= std::chrono::seconds(idle_s)) {
-            ++counters_.idle_unloads;
-            v.evicted = true;
-            UnloadVersion(name, version, v, ModelState::kUnloaded,
-                          StrCat("idle for ", idle_s,
-                                 " s (idle_unload_s); loads again on its "
-                                 "next request"),
-                          &dropped, &callbacks);
-          }
+          // Captured by copy under new names: clang 14 cannot capture structured bindings.
+          callbacks.push_back([done = std::move(it->done), model = name, number = version] {
+            done(absl::DeadlineExceededError(
+                StrCat("model '", model, "' version ", number,
+                       " is still loading and the request's timeout has passed")));
+          });
+          it = v.waiters.erase(it);
+        }
+        if (idle_s > 0 && v.state == ModelState::kReady && v.handle.use_count() == 1 &&
+            v.handle->in_flight() == 0 && now - v.last_used >= std::chrono::seconds(idle_s)) {
+          ++counters_.idle_unloads;
+          v.evicted = true;
+          UnloadVersion(name, version, v, ModelState::kUnloaded,
+                        StrCat("idle for ", idle_s,
+                               " s (idle_unload_s); loads again on its "
+                               "next request"),
+                        &dropped, &callbacks);
         }
       }
     }
-    for (auto& callback : callbacks) callback();
-    Release(&dropped);
   }
+  for (auto& callback : callbacks) callback();
+  Release(&dropped);
 }
 
 }  // namespace inferd

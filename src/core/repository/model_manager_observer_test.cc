@@ -12,35 +12,17 @@
 #include "common/mutex.h"
 #include "core/model_observer.h"
 #include "core/repository/model_manager.h"
+#include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gtest/gtest.h"
 
 namespace inferd {
 namespace {
 
+using testing::FakeBackend;
+using testing::IdentityModel;
 using testing::TempDir;
 using testing::WriteFile;
-
-class IdentityModel : public BackendModel {
- public:
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    return std::vector<Tensor>{inputs[0]};
-  }
-};
-
-// Needs <version>/model.fake.
-class FakeBackend : public Backend {
- public:
-  std::string_view name() const override { return "fake"; }
-  std::string_view platform() const override { return "fake_platform"; }
-  std::string_view model_filename() const override { return "model.fake"; }
-  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
-    if (!std::filesystem::exists(request.version_dir / model_filename())) {
-      return absl::NotFoundError("model.fake missing");
-    }
-    return std::make_unique<IdentityModel>();
-  }
-};
 
 class RecordingObserver : public ModelObserver {
  public:
@@ -110,7 +92,8 @@ TEST(ModelManagerObserverTest, ReportsLoadsAndObservesTheLoadedVersion) {
 
   RecordingFactory factory;
   std::vector<std::unique_ptr<Backend>> backends;
-  backends.push_back(std::make_unique<FakeBackend>());
+  backends.push_back(std::make_unique<FakeBackend>(
+      [](const BackendLoadRequest&) { return std::make_unique<IdentityModel>(); }));
   ModelManagerOptions options;
   options.observers = &factory;
   ModelManager manager(repo.path(), std::move(backends), options);
@@ -151,7 +134,8 @@ TEST(ModelManagerObserverTest, WorksWithoutAFactory) {
   WriteFile(repo.path() / "good" / "config.yaml", kConfig);
   WriteFile(repo.path() / "good" / "1" / "model.fake", "weights");
   std::vector<std::unique_ptr<Backend>> backends;
-  backends.push_back(std::make_unique<FakeBackend>());
+  backends.push_back(std::make_unique<FakeBackend>(
+      [](const BackendLoadRequest&) { return std::make_unique<IdentityModel>(); }));
   ModelManager manager(repo.path(), std::move(backends));
   ASSERT_TRUE(manager.LoadAll().ok());
   absl::StatusOr<ModelHandle> good = manager.Acquire("good");

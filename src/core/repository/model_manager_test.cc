@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,57 +22,12 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
+using testing::FakeBackend;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using testing::TempDir;
 using testing::WriteFile;
-
-// Returns its first input doubled as its only output; the output datatype can be changed
-// with the config parameter `output_datatype` to make the warm-up check fail.
-class DoublingModel : public BackendModel {
- public:
-  explicit DoublingModel(DataType output_type) : output_type_(output_type) {}
-
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    const Tensor& x = inputs[0];
-    Tensor y = Tensor::Allocate(output_type_, x.shape()).value();
-    if (output_type_ == DataType::kFp32) {
-      for (int64_t i = 0; i < x.element_count(); ++i) {
-        y.mutable_data_as<float>()[i] = 2 * x.data_as<float>()[i];
-      }
-    }
-    return std::vector<Tensor>{y};
-  }
-
- private:
-  const DataType output_type_;
-};
-
-// Engine loads by every FakeBackend (weight sharing skips the backend).
-std::atomic<int> fake_loads{0};
-
-// The backend "fake": a version folder must hold model.fake.
-class FakeBackend : public Backend {
- public:
-  std::string_view name() const override { return "fake"; }
-  std::string_view platform() const override { return "fake_platform"; }
-  std::string_view model_filename() const override { return "model.fake"; }
-
-  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
-    ++fake_loads;
-    const std::filesystem::path file = request.version_dir / model_filename();
-    if (!std::filesystem::exists(file)) {
-      return absl::NotFoundError(file.string() + ": missing");
-    }
-    DataType output_type = DataType::kFp32;
-    if (auto it = request.config->parameters.find("output_datatype");
-        it != request.config->parameters.end()) {
-      output_type = ParseDataType(it->second).value();
-    }
-    return std::make_unique<DoublingModel>(output_type);
-  }
-};
 
 constexpr char kFakeConfig[] = R"(
 backend: fake
@@ -293,13 +249,13 @@ TEST_F(ModelManagerTest, ServedModelRejectsInvalidRequestThroughTheCallback) {
 TEST_F(ModelManagerTest, ReloadAfterAnEngineConfigChangeLoadsANewEngine) {
   AddModel("double", kFakeConfig, {"1"});
   std::unique_ptr<ModelManager> manager = LoadRepository();
-  const int loads = fake_loads.load();
+  const int loads = FakeBackend::loads.load();
   ASSERT_TRUE(manager->Load("double").ok());
-  EXPECT_EQ(fake_loads.load(), loads) << "an unchanged config shares the loaded engine";
+  EXPECT_EQ(FakeBackend::loads.load(), loads) << "an unchanged config shares the loaded engine";
   WriteFile(repo_.path() / "double" / "config.yaml",
             std::string(kFakeConfig) + "parameters: {note: changed}\n");
   ASSERT_TRUE(manager->Load("double").ok());
-  EXPECT_EQ(fake_loads.load(), loads + 1) << "a changed parameter must load a new engine";
+  EXPECT_EQ(FakeBackend::loads.load(), loads + 1) << "a changed parameter must load a new engine";
   ModelHandle model = manager->Acquire("double").value();
   EXPECT_EQ(model->config().parameters.at("note"), "changed");
 }

@@ -18,7 +18,7 @@ absl::Status TimeoutStatus(const QueueConfig& queue, const std::string& label,
       std::chrono::duration_cast<std::chrono::microseconds>(*pending.deadline - pending.enqueued);
   std::string message = StrCat("the request waited in the queue of model '", label,
                                "' past its timeout of ", waited.count(), " us");
-  if (queue.timeout_status == 429) {
+  if (queue.timeout_code == absl::StatusCode::kResourceExhausted) {
     return absl::ResourceExhaustedError(StrCat(message, "; the model is overloaded, retry later"));
   }
   return absl::DeadlineExceededError(std::move(message));

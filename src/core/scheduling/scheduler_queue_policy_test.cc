@@ -150,7 +150,7 @@ TEST(SchedulerTest, ExpiredRequestGetsResourceExhaustedWhenTimeoutStatusIs429) {
   FakeTimeSource time;
   SchedulerOptions options = Options();
   options.time = &time;
-  options.queue.timeout_status = 429;
+  options.queue.timeout_code = absl::StatusCode::kResourceExhausted;
   Scheduler scheduler(options, &config, &model, &stats);
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));

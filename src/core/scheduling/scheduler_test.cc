@@ -253,9 +253,19 @@ TEST(SchedulerTest, StopIsIdempotent) {
   const ModelConfig config = TestConfig();
   FakeModel model;
   ModelStats stats;
+  Completions completions;
   Scheduler scheduler(Options("m:1", 2), &config, &model, &stats);
+  scheduler.Enqueue(MakeRequest("queued", {1.0f}, completions));
+  scheduler.Stop();  // answers what was queued
+  ASSERT_EQ(completions.size(), 1u);
+  EXPECT_TRUE(completions.entries()[0].response.status.ok());
+  // A second Stop (and the destructor's) neither joins the threads again nor answers twice,
+  // and the scheduler still refuses new work.
   scheduler.Stop();
-  scheduler.Stop();  // and once more from the destructor
+  EXPECT_EQ(completions.size(), 1u);
+  scheduler.Enqueue(MakeRequest("late", {2.0f}, completions));
+  ASSERT_EQ(completions.size(), 2u);
+  EXPECT_EQ(completions.entries()[1].response.status.code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(SchedulerTest, InstancesExecuteConcurrently) {

@@ -6,12 +6,16 @@
 #include <string>
 
 #include "auth/access_policy.h"
+#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "observability/request_recorder.h"
 
 namespace inferd {
 
 struct GrpcContext {
+  // Inference and model metadata: the path every protocol shares.
+  InferencePath* inference = nullptr;
+  // Readiness, statistics and the repository API.
   ModelManager* models = nullptr;
   std::string server_version;
   // Set once shutdown begins: ServerReady turns false (as HTTP's /v2/health/ready does).

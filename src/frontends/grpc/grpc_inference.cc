@@ -36,7 +36,7 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
                          std::function<void(const absl::Status&)> done, int tenant_priority) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
-  const std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
+  std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
   auto fail = [&](const absl::Status& status) {
     Record(recorder, id, received, nullptr, status, 0);
     done(status);
@@ -44,38 +44,23 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   absl::StatusOr<std::optional<int64_t>> version = ParseGrpcVersion(request.model_version());
   if (!version.ok()) return fail(version.status());
   // An unknown or broken model is reported before the request body is looked at.
-  if (auto config = ctx.models->ConfigOf(request.model_name()); !config.ok()) {
+  if (auto config = ctx.inference->ConfigFor(request.model_name()); !config.ok()) {
     return fail(config.status());
   }
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
   if (!decoded.ok()) return fail(decoded.status());
   (*decoded)->fallback_priority = tenant_priority;
 
-  // As HTTP's AcquireAndSubmit: a lazy or evicted model loads first (bounded by the request's
-  // timeout) on the manager's loader thread, never on a gRPC thread.
-  const int64_t timeout_us = (*decoded)->timeout_us;
-  auto pending = std::make_shared<std::unique_ptr<InferRequest>>(*std::move(decoded));
-  ctx.models->AcquireForInference(
-      request.model_name(), *version, timeout_us,
-      [pending, response, recorder, id, received, reply_id = request.id(),
-       done = std::move(done)](absl::StatusOr<ModelHandle> model) mutable {
-        if (!model.ok()) {
-          Record(recorder, id, received, nullptr, model.status(), 0);
-          return done(model.status());
-        }
-        // The callback holds the name, not the handle: the last handle must never be
-        // released on the model's own execution thread.
-        ServedModel* served = model->get();
-        (*pending)->on_complete = [name = served->name(), version = served->version(), served,
-                                   response, recorder, id, received, reply_id,
-                                   done = std::move(done)](InferResponse answer) {
-          if (answer.status.ok())
-            EncodeGrpcInferResponse(name, version, reply_id, answer, response);
-          Record(recorder, id, received, served, answer.status, answer.batch_size);
-          done(answer.status);
-        };
-        served->Infer(std::move(*pending));
-      });
+  InferCallbacks callbacks;
+  callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),
+                    done = std::move(done)](const ServedModel* model, InferResponse answer) {
+    if (model != nullptr && answer.status.ok()) {
+      EncodeGrpcInferResponse(model->name(), model->version(), reply_id, answer, response);
+    }
+    Record(recorder, id, received, model, answer.status, answer.batch_size);
+    done(answer.status);
+  };
+  ctx.inference->Submit(request.model_name(), *version, *std::move(decoded), std::move(callbacks));
 }
 
 }  // namespace inferd

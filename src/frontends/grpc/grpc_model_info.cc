@@ -56,26 +56,21 @@ void FillDuration(const DurationStat& stat, inference::StatisticDuration* out) {
 
 }  // namespace
 
-void FillModelMetadata(const ServedModel& model, const std::vector<ModelStatus>& index,
-                       inference::ModelMetadataResponse* out) {
-  const ModelConfig& config = model.config();
+void FillModelMetadata(const ModelDescription& model, inference::ModelMetadataResponse* out) {
+  const ModelConfig& config = *model.config;
   out->set_name(config.name);
-  for (const ModelStatus& status : index) {
-    if (status.name == config.name && status.state == ModelState::kReady && status.version) {
-      out->add_versions(std::to_string(*status.version));
-    }
-  }
-  out->set_platform(model.platform());
+  for (int64_t version : model.versions) out->add_versions(std::to_string(version));
+  out->set_platform(model.platform);
   for (const TensorSpec& spec : config.inputs) FillTensorMetadata(config, spec, out->add_inputs());
   for (const TensorSpec& spec : config.outputs) {
     FillTensorMetadata(config, spec, out->add_outputs());
   }
 }
 
-void FillModelConfig(const ServedModel& model, inference::ModelConfig* out) {
-  const ModelConfig& config = model.config();
+void FillModelConfig(const ModelDescription& model, inference::ModelConfig* out) {
+  const ModelConfig& config = *model.config;
   out->set_name(config.name);
-  out->set_platform(model.platform());
+  out->set_platform(model.platform);
   out->set_backend(config.backend);
   out->set_max_batch_size(config.max_batch_size);
   for (const TensorSpec& spec : config.inputs) {
@@ -103,7 +98,7 @@ void FillModelConfig(const ServedModel& model, inference::ModelConfig* out) {
   for (const auto& [key, value] : config.parameters) {
     (*out->mutable_parameters())[key].set_string_value(value);
   }
-  const BatchPolicy& policy = model.batch_policy();
+  const BatchPolicy& policy = model.batch_policy;
   if (policy.dynamic) {
     inference::ModelDynamicBatching* batching = out->mutable_dynamic_batching();
     for (int size : policy.preferred_batch_sizes) batching->add_preferred_batch_size(size);

@@ -5,17 +5,17 @@
 
 #include <vector>
 
+#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "core/served_model.h"
 #include "inference_service.pb.h"
 
 namespace inferd {
 
-// `index` supplies the model's ready versions.
-void FillModelMetadata(const ServedModel& model, const std::vector<ModelStatus>& index,
-                       inference::ModelMetadataResponse* out);
+// Lists the versions the policy serves, loaded or not (as HTTP's model metadata does).
+void FillModelMetadata(const ModelDescription& model, inference::ModelMetadataResponse* out);
 
-void FillModelConfig(const ServedModel& model, inference::ModelConfig* out);
+void FillModelConfig(const ModelDescription& model, inference::ModelConfig* out);
 
 void FillModelStatistics(const ServedModel& model, inference::ModelStatistics* out);
 

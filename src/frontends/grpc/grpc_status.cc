@@ -6,52 +6,54 @@
 
 namespace inferd {
 
+grpc::StatusCode GrpcCodeFor(absl::StatusCode code) {
+  // Every code by name: absl's and gRPC's codes are the same set, but a cast would hide a
+  // code that one side adds.
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return grpc::StatusCode::OK;
+    case absl::StatusCode::kCancelled:
+      return grpc::StatusCode::CANCELLED;
+    case absl::StatusCode::kUnknown:
+      return grpc::StatusCode::UNKNOWN;
+    case absl::StatusCode::kInvalidArgument:
+      return grpc::StatusCode::INVALID_ARGUMENT;
+    case absl::StatusCode::kDeadlineExceeded:
+      return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case absl::StatusCode::kNotFound:
+      return grpc::StatusCode::NOT_FOUND;
+    case absl::StatusCode::kAlreadyExists:
+      return grpc::StatusCode::ALREADY_EXISTS;
+    case absl::StatusCode::kPermissionDenied:
+      return grpc::StatusCode::PERMISSION_DENIED;
+    case absl::StatusCode::kResourceExhausted:
+      return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case absl::StatusCode::kFailedPrecondition:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+    case absl::StatusCode::kAborted:
+      return grpc::StatusCode::ABORTED;
+    case absl::StatusCode::kOutOfRange:
+      return grpc::StatusCode::OUT_OF_RANGE;
+    case absl::StatusCode::kUnimplemented:
+      return grpc::StatusCode::UNIMPLEMENTED;
+    case absl::StatusCode::kInternal:
+      return grpc::StatusCode::INTERNAL;
+    case absl::StatusCode::kUnavailable:
+      return grpc::StatusCode::UNAVAILABLE;
+    case absl::StatusCode::kDataLoss:
+      return grpc::StatusCode::DATA_LOSS;
+    case absl::StatusCode::kUnauthenticated:
+      return grpc::StatusCode::UNAUTHENTICATED;
+    default:
+      return grpc::StatusCode::UNKNOWN;
+  }
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      code = grpc::StatusCode::INVALID_ARGUMENT;
-      break;
-    case absl::StatusCode::kOutOfRange:
-      code = grpc::StatusCode::OUT_OF_RANGE;
-      break;
-    case absl::StatusCode::kFailedPrecondition:
-      code = grpc::StatusCode::FAILED_PRECONDITION;
-      break;
-    case absl::StatusCode::kNotFound:
-      code = grpc::StatusCode::NOT_FOUND;
-      break;
-    case absl::StatusCode::kUnauthenticated:
-      code = grpc::StatusCode::UNAUTHENTICATED;
-      break;
-    case absl::StatusCode::kPermissionDenied:
-      code = grpc::StatusCode::PERMISSION_DENIED;
-      break;
-    case absl::StatusCode::kResourceExhausted:
-      code = grpc::StatusCode::RESOURCE_EXHAUSTED;
-      break;
-    case absl::StatusCode::kUnimplemented:
-      code = grpc::StatusCode::UNIMPLEMENTED;
-      break;
-    case absl::StatusCode::kUnavailable:
-      code = grpc::StatusCode::UNAVAILABLE;
-      break;
-    case absl::StatusCode::kDeadlineExceeded:
-      code = grpc::StatusCode::DEADLINE_EXCEEDED;
-      break;
-    case absl::StatusCode::kCancelled:
-      code = grpc::StatusCode::CANCELLED;
-      break;
-    case absl::StatusCode::kInternal:
-      code = grpc::StatusCode::INTERNAL;
-      break;
-    default:
-      code = grpc::StatusCode::UNKNOWN;
-      break;
-  }
   return grpc::Status(
-      code, WithoutServerPaths(std::string_view(status.message().data(), status.message().size())));
+      GrpcCodeFor(status.code()),
+      WithoutServerPaths(std::string_view(status.message().data(), status.message().size())));
 }
 
 }  // namespace inferd

@@ -8,9 +8,11 @@
 
 namespace inferd {
 
-// InvalidArgument -> INVALID_ARGUMENT, NotFound -> NOT_FOUND, Unavailable -> UNAVAILABLE,
-// ResourceExhausted -> RESOURCE_EXHAUSTED, DeadlineExceeded -> DEADLINE_EXCEEDED, ... with the
-// same message the HTTP frontend puts in {"error"}.
+// Each Status code to the gRPC code of the same name (DataLoss -> DATA_LOSS, Aborted ->
+// ABORTED, PermissionDenied -> PERMISSION_DENIED, ...).
+grpc::StatusCode GrpcCodeFor(absl::StatusCode code);
+
+// The status with its gRPC code and the same message the HTTP frontend puts in {"error"}.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace inferd

@@ -4,8 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "observability/request_outcome.h"
-
 namespace inferd {
 namespace {
 
@@ -33,14 +31,14 @@ class PermitResponder : public Responder {
       : inner_(std::move(inner)), permit_(std::move(permit)) {}
 
   void Send(HttpReply reply) override {
-    permit_->Finish(StatusCodeForHttp(reply.status));
+    permit_->Finish(StatusCodeOf(reply));
     inner_->Send(std::move(reply));
   }
 
   void Defer(std::function<HttpReply()> make_reply) override {
     inner_->Defer([make_reply = std::move(make_reply), permit = permit_] {
       HttpReply reply = make_reply();
-      permit->Finish(StatusCodeForHttp(reply.status));
+      permit->Finish(StatusCodeOf(reply));
       return reply;
     });
   }

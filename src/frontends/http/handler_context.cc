@@ -34,35 +34,28 @@ void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::str
   }
 }
 
-void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
+void SubmitInference(const HandlerContext& ctx, std::string_view name,
+                     std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode) {
-  NoteModel(*responder, model);
-  request->on_complete = [responder = std::move(responder),
-                          encode = std::move(encode)](InferResponse response) mutable {
-    // The deferred function runs on the I/O thread, where the record may be touched.
-    responder->Defer([response = std::move(response), encode = std::move(encode), responder] {
+  InferCallbacks callbacks;
+  // A plain pointer (no allocation): `done` below keeps the responder alive, and `acquired`
+  // runs before it. The record pins the version until the reply is written.
+  callbacks.acquired = [raw = responder.get()](const ModelHandle& model) {
+    NoteModel(*raw, model);
+  };
+  callbacks.done = [responder = std::move(responder), encode = std::move(encode)](
+                       const ServedModel* model, InferResponse response) mutable {
+    if (model == nullptr) return responder->Send(ErrorReply(response.status));
+    // The deferred function runs on the I/O thread, where the record may be touched; `model`
+    // may be gone by then, so it carries the name and version.
+    responder->Defer([response = std::move(response), encode = std::move(encode), responder,
+                      name = model->name(), version = model->version()] {
       if (RequestRecord* record = responder->record()) record->batch_size = response.batch_size;
       if (!response.status.ok()) return ErrorReply(response.status);
-      return encode(response);
+      return encode(name, version, response);
     });
   };
-  model->Infer(std::move(request));
-}
-
-void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
-                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
-                      ResponderPtr responder,
-                      std::function<ReplyEncoder(const ServedModel&)> make_encoder) {
-  const int64_t timeout_us = request->timeout_us;
-  // std::function needs a copyable callable: the request travels in a shared_ptr.
-  auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));
-  ctx.models->AcquireForInference(
-      name, version, timeout_us,
-      [pending, responder = std::move(responder),
-       make_encoder = std::move(make_encoder)](absl::StatusOr<ModelHandle> model) mutable {
-        if (!model.ok()) return responder->Send(ErrorReply(model.status()));
-        SubmitInference(*model, std::move(*pending), std::move(responder), make_encoder(**model));
-      });
+  ctx.inference->Submit(name, version, std::move(request), std::move(callbacks));
 }
 
 }  // namespace inferd

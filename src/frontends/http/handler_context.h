@@ -10,6 +10,7 @@
 
 #include "auth/access_policy.h"
 #include "core/infer_request.h"
+#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/static_files.h"
@@ -19,10 +20,11 @@
 namespace inferd {
 
 struct HandlerContext {
+  // Inference and model metadata: the path every protocol shares.
+  InferencePath* inference = nullptr;
+  // The repository and lifecycle endpoints (load, unload, index, statistics).
   ModelManager* models = nullptr;
   std::string server_version;
-  // The model `POST /predict` uses without ?model=; empty: the only model, if there is one.
-  std::string default_model;
   // Set once shutdown begins: readiness turns false so load balancers stop sending traffic.
   const std::atomic<bool>* draining = nullptr;
   // Observability (each may be null: the endpoint then says it is not available).
@@ -33,8 +35,10 @@ struct HandlerContext {
   const AccessPolicy* access = nullptr;
 };
 
-// Turns a successful InferResponse into the protocol's reply body.
-using ReplyEncoder = std::function<HttpReply(const InferResponse&)>;
+// Turns a successful answer of version `version` of model `name` into the protocol's reply
+// body. Runs on the connection's I/O thread.
+using ReplyEncoder =
+    std::function<HttpReply(std::string_view name, int64_t version, const InferResponse&)>;
 
 // Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
 // `request`, and the caller's tenant's default priority; a request parameter, if given,
@@ -49,20 +53,12 @@ void NoteModel(Responder& responder, const ModelHandle& model);
 void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,
                        std::optional<int64_t> version);
 
-// Hands `request` to `model`. When the model answers, the reply is encoded with `encode` on
-// the connection's I/O thread (never on the execution thread); an error status becomes an
-// {"error"} reply.
-void SubmitInference(const ModelHandle& model, std::unique_ptr<InferRequest> request,
+// Submits `request` for `name` through the inference service. The reply is encoded with
+// `encode` on the connection's I/O thread (never on an execution thread); an error status
+// becomes an {"error"} reply. The I/O thread never waits for the model or its load.
+void SubmitInference(const HandlerContext& ctx, std::string_view name,
+                     std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
                      ResponderPtr responder, ReplyEncoder encode);
-
-// Gets a version of `name` for `request` from the model manager (loading it first when it
-// is lazy or was evicted, for at most the request's timeout) and submits the request to it.
-// The I/O thread never waits for the load: the request is submitted from the loader thread
-// when the load ends. `make_encoder` builds the encoder for the version chosen.
-void AcquireAndSubmit(const HandlerContext& ctx, std::string_view name,
-                      std::optional<int64_t> version, std::unique_ptr<InferRequest> request,
-                      ResponderPtr responder,
-                      std::function<ReplyEncoder(const ServedModel&)> make_encoder);
 
 }  // namespace inferd
 

@@ -10,11 +10,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/http_status.h"
 #include "common/strings.h"
 #include "core/memory/process_memory.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
-#include "observability/request_outcome.h"
 
 namespace inferd {
 namespace {
@@ -287,21 +287,22 @@ template <class Stream>
 void BasicHttpSession<Stream>::FinishRecord(HttpReply& reply) {
   if (!record_.active) return;
   reply.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
-  RecordFinished(reply.status, reply.body);
+  RecordFinished(reply.status, StatusCodeOf(reply),
+                 std::string_view(reply.error.message().data(), reply.error.message().size()));
 }
 
 template <class Stream>
-void BasicHttpSession<Stream>::RecordFinished(unsigned status, std::string_view body) {
+void BasicHttpSession<Stream>::RecordFinished(unsigned status, absl::StatusCode code,
+                                              std::string_view error) {
   if (!record_.active) return;
   record_.active = false;
   if (shared_->recorder != nullptr) {
-    const std::string error = status >= 400 ? ErrorMessageOfBody(body) : std::string();
     FinishedRequest finished;
     finished.request_id = record_.request_id;
     finished.method = record_.method;
     finished.path = record_.path;
     finished.model = record_.model.get();
-    finished.code = StatusCodeForHttp(status);
+    finished.code = code;
     finished.http_status = status;
     finished.latency = Clock::now() - record_.received;
     finished.batch_size = record_.batch_size;

@@ -94,8 +94,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void FlushStream();
   void OnStreamWrite(boost::beast::error_code ec);
   void OnWatch(boost::beast::error_code ec, size_t bytes);
-  // Records the finished request (status and error message) for metrics and the access log.
-  void RecordFinished(unsigned status, std::string_view body);
+  // Records the finished request (its HTTP status, the code it is counted under and its
+  // error message) for metrics and the access log.
+  void RecordFinished(unsigned status, absl::StatusCode code, std::string_view error);
 
   Stream stream_;
   boost::beast::flat_buffer buffer_;

@@ -10,6 +10,7 @@
 
 #include <boost/asio/write.hpp>
 
+#include "common/http_status.h"
 #include "frontends/http/http_session.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
@@ -76,7 +77,7 @@ void BasicHttpSession<Stream>::FlushStream() {
     // Everything is out: the request is done.
     streaming_ = false;
     stream_ending_ = false;
-    RecordFinished(200, {});
+    RecordFinished(200, absl::StatusCode::kOk, {});
     std::string().swap(stream_inflight_);
     OnWrite(beast::error_code());
     return;
@@ -100,7 +101,9 @@ void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
     stream_ending_ = false;
     stream_pending_.clear();
     if (auto callback = std::move(on_disconnect_)) callback();
-    RecordFinished(499, R"({"error":"the client closed the connection during the stream"})");
+    // 499 (nginx's "client closed request") is counted as the client's doing.
+    RecordFinished(499, StatusCodeForHttp(499),
+                   "the client closed the connection during the stream");
     OnWrite(ec);
     return;
   }

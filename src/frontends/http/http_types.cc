@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include "common/client_paths.h"
+#include "common/http_status.h"
 
 namespace inferd {
 
@@ -23,33 +24,6 @@ std::string_view HttpRequestView::Header(std::string_view name) const {
   return {};
 }
 
-unsigned HttpStatusFor(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return 200;
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition:
-      return 400;
-    case absl::StatusCode::kUnauthenticated:
-      return 401;
-    case absl::StatusCode::kPermissionDenied:
-      return 403;
-    case absl::StatusCode::kNotFound:
-      return 404;
-    case absl::StatusCode::kResourceExhausted:
-      return 429;
-    case absl::StatusCode::kUnimplemented:
-      return 501;
-    case absl::StatusCode::kUnavailable:
-      return 503;
-    case absl::StatusCode::kDeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
 HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
   // Every error body is written here: no server folder reaches a client.
   const std::string message = WithoutServerPaths(raw_message);
@@ -62,17 +36,24 @@ HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
   HttpReply reply;
   reply.status = http_status;
   reply.body.assign(buffer.GetString(), buffer.GetSize());
+  reply.error = absl::Status(StatusCodeForHttp(http_status),
+                             absl::string_view(message.data(), message.size()));
   return reply;
 }
 
 HttpReply ErrorReply(const absl::Status& status) {
   HttpReply reply = ErrorReply(HttpStatusFor(status.code()),
                                std::string_view(status.message().data(), status.message().size()));
+  reply.error = status;
   // 429 means "overloaded, come back": say when, so well-behaved clients back off.
   if (status.code() == absl::StatusCode::kResourceExhausted) {
     reply.headers.emplace_back("Retry-After", "1");
   }
   return reply;
+}
+
+absl::StatusCode StatusCodeOf(const HttpReply& reply) {
+  return !reply.error.ok() ? reply.error.code() : StatusCodeForHttp(reply.status);
 }
 
 }  // namespace inferd

@@ -47,6 +47,9 @@ struct HttpReply {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // What an error reply reports, for the access log and the metrics (OK otherwise): the
+  // session records it as it is instead of reading the body back.
+  absl::Status error = absl::OkStatus();
 };
 
 // A reply sent in pieces as they are produced (server-sent events of a generation).
@@ -87,12 +90,13 @@ class Responder {
 
 using ResponderPtr = std::shared_ptr<Responder>;
 
-// {"error": message} with the status that the code maps to.
+// {"error": message} with the status that the code maps to (common/http_status.h).
 HttpReply ErrorReply(const absl::Status& status);
 HttpReply ErrorReply(unsigned http_status, std::string_view message);
 
-// The HTTP status for a Status code (InvalidArgument -> 400, NotFound -> 404, ...).
-unsigned HttpStatusFor(absl::StatusCode code);
+// The code `reply` is counted under: its Status when it carries one, otherwise the code its
+// HTTP status stands for (a readiness 503 has no message).
+absl::StatusCode StatusCodeOf(const HttpReply& reply);
 
 }  // namespace inferd
 

@@ -6,26 +6,21 @@
 namespace inferd {
 namespace {
 
-TEST(HttpTypesTest, MapsStatusCodesToHttp) {
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kOk), 200u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument), 400u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kOutOfRange), 400u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kFailedPrecondition), 400u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kNotFound), 404u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kResourceExhausted), 429u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnimplemented), 501u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnavailable), 503u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kDeadlineExceeded), 504u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInternal), 500u);
-  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnknown), 500u);
-}
-
 TEST(HttpTypesTest, ErrorReplyIsJsonWithEscapedMessage) {
   const HttpReply reply = ErrorReply(absl::NotFoundError("unknown model \"m\"\n"));
   EXPECT_EQ(reply.status, 404u);
   EXPECT_EQ(reply.body, R"({"error":"unknown model \"m\"\n"})");
   EXPECT_EQ(reply.content_type, "application/json");
   EXPECT_TRUE(reply.headers.empty());
+  EXPECT_EQ(reply.error, absl::NotFoundError("unknown model \"m\"\n"));
+}
+
+// The session records the Status itself: FailedPrecondition stays FailedPrecondition (read
+// back from the 400 it would be InvalidArgument).
+TEST(HttpTypesTest, ErrorReplyKeepsTheStatusItReports) {
+  EXPECT_EQ(ErrorReply(absl::FailedPreconditionError("not warm")).error,
+            absl::FailedPreconditionError("not warm"));
+  EXPECT_EQ(ErrorReply(413, "too large").error, absl::InvalidArgumentError("too large"));
 }
 
 TEST(HttpTypesTest, ErrorReplyWithExplicitStatus) {

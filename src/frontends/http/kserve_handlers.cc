@@ -74,13 +74,9 @@ HttpReply HandleServerMetadata(const HandlerContext& ctx) {
 
 HttpReply HandleModelMetadata(const HandlerContext& ctx, const ModelRef& ref) {
   // Described without loading: a lazy or evicted model has metadata too.
-  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
+  absl::StatusOr<ModelDescription> model = ctx.inference->Describe(ref.name, ref.version);
   if (!model.ok()) return ErrorReply(model.status());
-  const std::vector<int64_t>& served = model->served_versions;
-  if (ref.version && !std::binary_search(served.begin(), served.end(), *ref.version)) {
-    return ErrorReply(404, StrCat("model '", ref.name, "' has no version ", *ref.version,
-                                  " (served: ", StrJoin(served, ", "), ")"));
-  }
+  const std::vector<int64_t>& served = model->versions;
   const ModelConfig& config = *model->config;
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
@@ -135,7 +131,7 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
 void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
   // An unknown or broken model is reported before the body is looked at.
-  if (auto config = ctx.models->ConfigOf(ref.name); !config.ok()) {
+  if (auto config = ctx.inference->ConfigFor(ref.name); !config.ok()) {
     return responder->Send(ErrorReply(config.status()));
   }
   absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request);
@@ -146,17 +142,12 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   if (absl::Status headers = ApplySchedulingHeaders(request, *decoded->request); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
-
-  std::string id = decoded->request->id;
-  auto make_encoder = [id = std::move(id), binary = std::move(decoded->binary_outputs)](
-                          const ServedModel& model) -> ReplyEncoder {
-    return [name = model.name(), version = model.version(), id,
-            binary](const InferResponse& response) {
-      return EncodeInferReply(name, version, id, response, binary);
-    };
+  auto encode = [id = decoded->request->id, binary = std::move(decoded->binary_outputs)](
+                    std::string_view name, int64_t version, const InferResponse& response) {
+    return EncodeInferReply(name, version, id, response, binary);
   };
-  AcquireAndSubmit(ctx, ref.name, ref.version, std::move(decoded->request), std::move(responder),
-                   std::move(make_encoder));
+  SubmitInference(ctx, ref.name, ref.version, std::move(decoded->request), std::move(responder),
+                  std::move(encode));
 }
 
 }  // namespace inferd

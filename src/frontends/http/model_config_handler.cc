@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "common/strings.h"
-#include "core/scheduling/batch_tuner.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {
@@ -113,17 +112,12 @@ void WriteParameters(const ModelConfig& config, JsonWriter& writer) {
 }  // namespace
 
 HttpReply HandleModelConfig(const HandlerContext& ctx, const ModelRef& ref) {
-  absl::StatusOr<ModelManager::Description> model = ctx.models->Describe(ref.name);
+  // Described without loading (as gRPC ModelConfig); a loaded version shows the batching it
+  // runs with (auto-tuning may have chosen it).
+  absl::StatusOr<ModelDescription> model = ctx.inference->Describe(ref.name, ref.version);
   if (!model.ok()) return ErrorReply(model.status());
-  const std::vector<int64_t>& served = model->served_versions;
-  if (ref.version && !std::binary_search(served.begin(), served.end(), *ref.version)) {
-    return ErrorReply(404, StrCat("model '", ref.name, "' has no version ", *ref.version,
-                                  " (served: ", StrJoin(served, ", "), ")"));
-  }
   const ModelConfig& config = *model->config;
-  // A loaded version shows the batching it runs with (auto-tuning may have chosen it).
-  absl::StatusOr<ModelHandle> loaded = ctx.models->Acquire(ref.name, ref.version);
-  const BatchPolicy policy = loaded.ok() ? (*loaded)->batch_policy() : PolicyFromConfig(config);
+  const BatchPolicy& policy = model->batch_policy;
 
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);

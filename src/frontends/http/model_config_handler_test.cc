@@ -53,6 +53,8 @@ class ModelConfigHandlerTest : public ::testing::Test {
     backends.push_back(std::make_unique<ZerosBackend>());
     models_ = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
     ASSERT_TRUE(models_->LoadAll().ok());
+    inference_ = std::make_unique<InferencePath>(models_.get());
+    ctx_.inference = inference_.get();
     ctx_.models = models_.get();
   }
   HttpReply Config(std::string_view name, std::optional<int64_t> version = std::nullopt) {
@@ -61,6 +63,7 @@ class ModelConfigHandlerTest : public ::testing::Test {
 
   TempDir repo_{"inferd_model_config"};
   std::unique_ptr<ModelManager> models_;
+  std::unique_ptr<InferencePath> inference_;
   HandlerContext ctx_;
 };
 

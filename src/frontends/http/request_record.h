@@ -23,9 +23,6 @@ struct RequestRecord {
   int64_t batch_size = 0;
 };
 
-// The "error" string of an {"error": ...} reply body; empty when there is none.
-std::string ErrorMessageOfBody(std::string_view body);
-
 }  // namespace inferd
 
 #endif  // INFERD_FRONTENDS_HTTP_REQUEST_RECORD_H_

@@ -60,8 +60,8 @@ absl::StatusOr<ModelRef> ParseModelRef(const Segments& segments, size_t first, S
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
   const AccessPolicy* access = context_.access;
   if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
-  const RouteAccess route =
-      ClassifyHttpRoute(request.method, request.path, request.query, context_.default_model);
+  const RouteAccess route = ClassifyHttpRoute(request.method, request.path, request.query,
+                                              context_.inference->configured_default_model());
   AccessGrant grant;
   AccessDenial denial;
   if (!access->Check(route, request.Header("Authorization"), &grant, &denial).ok()) {

@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -22,7 +23,9 @@ namespace inferd {
 namespace {
 
 using ::testing::AllOf;
+using testing::DoublingModel;
 using ::testing::ElementsAre;
+using testing::FakeBackend;
 using ::testing::HasSubstr;
 using ::testing::Pair;
 using ::testing::StartsWith;
@@ -87,55 +90,27 @@ class Gate {
   int entered_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// y = 2x, FP32; waits at `gate` first when there is one.
-class DoublingModel : public BackendModel {
- public:
-  explicit DoublingModel(Gate* gate = nullptr) : gate_(gate) {}
-
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    if (gate_ != nullptr) gate_->Pass();
-    const Tensor& x = inputs[0];
-    Tensor y = Tensor::Allocate(DataType::kFp32, x.shape()).value();
-    for (int64_t i = 0; i < x.element_count(); ++i) {
-      y.mutable_data_as<float>()[i] = 2 * x.data_as<float>()[i];
-    }
-    return std::vector<Tensor>{y};
-  }
-
- private:
-  Gate* const gate_;
-};
-
-// Models named "gated" wait at `gate` (after their warm-up).
-class FakeBackend : public Backend {
- public:
-  explicit FakeBackend(Gate* gate = nullptr) : gate_(gate) {}
-
-  std::string_view name() const override { return "fake"; }
-  std::string_view platform() const override { return "fake_platform"; }
-  std::string_view model_filename() const override { return "model.fake"; }
-  absl::StatusOr<std::unique_ptr<BackendModel>> Load(const BackendLoadRequest& request) override {
-    if (gate_ != nullptr && request.config->name == "gated") {
-      return std::make_unique<DoublingModel>(gate_);
-    }
-    return std::make_unique<DoublingModel>();
-  }
-
- private:
-  Gate* const gate_;
-};
-
 class RouterTest : public ::testing::Test {
  protected:
   // Loads the temp repository (empty unless a test added models) and builds the router.
   void Start(bool with_fake_backend = false, std::string default_model = "", Gate* gate = nullptr) {
     std::vector<std::unique_ptr<Backend>> backends;
-    if (with_fake_backend) backends.push_back(std::make_unique<FakeBackend>(gate));
+    // Models named "gated" wait at `gate` before they execute.
+    if (with_fake_backend) {
+      backends.push_back(std::make_unique<FakeBackend>(
+          [gate](const BackendLoadRequest& request) -> std::unique_ptr<BackendModel> {
+            if (gate == nullptr || request.config->name != "gated") {
+              return std::make_unique<DoublingModel>();
+            }
+            return std::make_unique<DoublingModel>(DataType::kFp32, [gate] { gate->Pass(); });
+          }));
+    }
     models_ = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
     ASSERT_TRUE(models_->LoadAll().ok());
-    router_ = std::make_unique<HttpRouter>(HandlerContext{.models = models_.get(),
+    inference_ = std::make_unique<InferencePath>(models_.get(), default_model);
+    router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
+                                                          .models = models_.get(),
                                                           .server_version = "9.9.9-test",
-                                                          .default_model = default_model,
                                                           .draining = &draining_});
   }
 
@@ -175,6 +150,7 @@ class RouterTest : public ::testing::Test {
   TempDir repo_{"inferd_router"};
   std::atomic<bool> draining_{false};
   std::unique_ptr<ModelManager> models_;
+  std::unique_ptr<InferencePath> inference_;
   std::unique_ptr<HttpRouter> router_;
   std::vector<std::unique_ptr<std::string>> bodies_;  // of requests still in flight
 };
@@ -349,8 +325,8 @@ class RouterWithModelTest : public RouterTest {
  protected:
   void SetUp() override {
     WriteFile(repo_.path() / "double" / "config.yaml", kDoubleConfig);
-    std::filesystem::create_directories(repo_.path() / "double" / "1");
-    std::filesystem::create_directories(repo_.path() / "double" / "2");
+    WriteFile(repo_.path() / "double" / "1" / "model.fake", "weights");
+    WriteFile(repo_.path() / "double" / "2" / "model.fake", "weights");
     Start(/*with_fake_backend=*/true);
   }
 };
@@ -533,7 +509,7 @@ class RouterWithGatedModelTest : public RouterTest {
  protected:
   void SetUp() override {
     WriteFile(repo_.path() / "gated" / "config.yaml", kGatedConfig);
-    std::filesystem::create_directories(repo_.path() / "gated" / "1");
+    WriteFile(repo_.path() / "gated" / "1" / "model.fake", "weights");
     Start(/*with_fake_backend=*/true, "", &gate_);
     gate_.Arm();
   }

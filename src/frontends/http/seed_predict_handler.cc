@@ -15,25 +15,18 @@ namespace {
 // The model's name and config (described without loading: a lazy model loads on submit).
 absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> ResolveModel(
     const HandlerContext& ctx, std::string_view query) {
-  auto describe = [&](std::string_view name)
-      -> absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> {
-    ASSIGN_OR_RETURN(std::shared_ptr<const ModelConfig> config, ctx.models->ConfigOf(name));
-    return std::make_pair(std::string(name), std::move(config));
-  };
-  if (std::optional<std::string_view> name = QueryParameter(query, "model")) {
-    return describe(*name);
+  std::string name;
+  if (std::optional<std::string_view> named = QueryParameter(query, "model")) {
+    name = std::string(*named);
+  } else if (absl::StatusOr<std::string> fallback = ctx.inference->DefaultModel(); fallback.ok()) {
+    name = *std::move(fallback);
+  } else {
+    return absl::InvalidArgumentError(
+        StrCat(fallback.status().message(),
+               ": add ?model=NAME or start inferd with --default-model NAME"));
   }
-  if (!ctx.default_model.empty()) return describe(ctx.default_model);
-  // Servable models: loaded, or loadable on demand (lazy, evicted).
-  std::vector<std::string> ready;
-  for (const ModelStatus& status : ctx.models->Index()) {
-    if (status.state == ModelState::kUnavailable) continue;
-    if (ready.empty() || ready.back() != status.name) ready.push_back(status.name);
-  }
-  if (ready.size() == 1) return describe(ready.front());
-  return absl::InvalidArgumentError(
-      StrCat("no default model: add ?model=NAME (ready models: ", StrJoin(ready, ", "),
-             ") or start inferd with --default-model NAME"));
+  ASSIGN_OR_RETURN(std::shared_ptr<const ModelConfig> config, ctx.inference->ConfigFor(name));
+  return std::make_pair(std::move(name), std::move(config));
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeSeedRequest(const ModelConfig& config,
@@ -92,7 +85,7 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
     return responder->Send(ErrorReply(headers));
   }
 
-  ReplyEncoder encode = [single_instance](const InferResponse& response) {
+  auto encode = [single_instance](std::string_view, int64_t, const InferResponse& response) {
     rapidjson::StringBuffer buffer;
     JsonWriter writer(buffer);
     writer.StartObject();
@@ -111,8 +104,8 @@ void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request
     return HttpReply{
         200, std::string(buffer.GetString(), buffer.GetSize()), "application/json", {}};
   };
-  AcquireAndSubmit(ctx, model->first, std::nullopt, *std::move(decoded), std::move(responder),
-                   [encode = std::move(encode)](const ServedModel&) { return encode; });
+  SubmitInference(ctx, model->first, std::nullopt, *std::move(decoded), std::move(responder),
+                  std::move(encode));
 }
 
 }  // namespace inferd

@@ -156,7 +156,7 @@ HttpReply EncodeOutputs(const InferResponse& response) {
 
 void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
                             const HttpRequestView& request, ResponderPtr responder) {
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(ref.name);
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(ref.name);
   if (!config.ok()) return responder->Send(ErrorReply(config.status()));
   bool row_format = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
@@ -168,9 +168,11 @@ void HandleTfServingPredict(const HandlerContext& ctx, const ModelRef& ref,
   if (absl::Status headers = ApplySchedulingHeaders(request, **decoded); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
-  ReplyEncoder encode = row_format ? ReplyEncoder(EncodePredictions) : ReplyEncoder(EncodeOutputs);
-  AcquireAndSubmit(ctx, ref.name, ref.version, *std::move(decoded), std::move(responder),
-                   [encode = std::move(encode)](const ServedModel&) { return encode; });
+  auto encode = [row_format](std::string_view, int64_t, const InferResponse& response) {
+    return row_format ? EncodePredictions(response) : EncodeOutputs(response);
+  };
+  SubmitInference(ctx, ref.name, ref.version, *std::move(decoded), std::move(responder),
+                  std::move(encode));
 }
 
 }  // namespace inferd

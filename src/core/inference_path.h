@@ -1,0 +1,96 @@
+// The one inference path every frontend takes. A frontend decodes its protocol into an
+// InferRequest and encodes what comes back; everything in between lives here once:
+//   - which model: the one named, or the default model when the request names none;
+//   - which version: the one named, or the one the traffic rules pick, or the highest ready
+//     one (ModelManager::AcquireForInference);
+//   - getting it loaded: a lazy, evicted or idle-unloaded model loads on the manager's loader
+//     thread, bounded by the request's timeout, never on the caller's thread;
+//   - running it: ServedModel::Infer validates the inputs and queues the request with its
+//     priority and queue timeout for the dynamic batcher.
+// It also answers the metadata questions both protocols ask (Describe), from the same
+// records, so that HTTP and gRPC never disagree about a model.
+//
+// Thread-safety: thread-safe. Nothing here waits for a model or a load, so I/O threads call it.
+// Ownership: Submit takes the request; the service owns it until `done` runs.
+#ifndef INFERD_CORE_INFERENCE_PATH_H_
+#define INFERD_CORE_INFERENCE_PATH_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/infer_request.h"
+#include "core/model_config.h"
+#include "core/repository/model_manager.h"
+#include "core/scheduling/batch_planner.h"
+#include "core/served_model.h"
+
+namespace inferd {
+
+// What a frontend hears back about one request, exactly once.
+struct InferCallbacks {
+  // Optional: told the version chosen for the request just before it is queued, on the thread
+  // that acquired it (the caller's, or the loader thread after a load). A frontend that needs
+  // the version after `done` (an access log written on the I/O thread) keeps this handle and
+  // releases it off the execution threads.
+  std::function<void(const ModelHandle&)> acquired;
+  // The answer: from the model's execution thread once it has run (`model` is the version that
+  // ran it, alive during the call), or from the acquiring thread when the request never reached
+  // a version (`model` null: unknown model, failed or timed-out load) or was refused by it.
+  // Must not block, and must not keep a handle on `model` past the call: a version's last
+  // handle released on its own execution thread would wait for itself.
+  std::function<void(const ServedModel* model, InferResponse response)> done;
+};
+
+// A model as metadata endpoints describe it, loaded or not.
+struct ModelDescription {
+  std::shared_ptr<const ModelConfig> config;
+  std::string platform;
+  std::vector<int64_t> versions;        // served by the version policy, ascending
+  std::vector<int64_t> ready_versions;  // loaded now, ascending
+  // The batching policy of the version asked about when it is loaded (auto-tuning may have
+  // changed it), else the one its config gives.
+  BatchPolicy batch_policy;
+};
+
+class InferencePath {
+ public:
+  // `models` must outlive the service. `default_model`: where a request that names no model
+  // goes (empty: the only servable model, if there is just one).
+  explicit InferencePath(ModelManager* models, std::string default_model = {});
+
+  // The config a request for `name` is decoded against, read without loading the model.
+  // NotFound: unknown model; Unavailable: its config is unusable. Frontends call this before
+  // looking at the body, so an unknown model is reported as such whatever the body holds.
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> ConfigFor(std::string_view name) const;
+
+  // The model a request that names none goes to: the default model, else the only one that is
+  // loaded or loadable on demand. InvalidArgument when that does not pick exactly one.
+  absl::StatusOr<std::string> DefaultModel() const;
+  // The configured default model (--default-model), empty when none was configured.
+  const std::string& configured_default_model() const { return default_model_; }
+
+  // Acquires a version of `name` (see the file comment) and queues `request` on it; the
+  // request's timeout bounds both the load and the queue. The outcome, errors included, goes
+  // to `callbacks.done` exactly once; `request->on_complete` is set here.
+  void Submit(std::string_view name, std::optional<int64_t> version,
+              std::unique_ptr<InferRequest> request, InferCallbacks callbacks);
+
+  // Metadata, without loading anything. NotFound: unknown model, or `version` is not one the
+  // policy serves; Unavailable: the config is unusable.
+  absl::StatusOr<ModelDescription> Describe(std::string_view name,
+                                            std::optional<int64_t> version) const;
+
+ private:
+  ModelManager* const models_;
+  const std::string default_model_;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_INFERENCE_PATH_H_

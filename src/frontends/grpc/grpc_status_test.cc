@@ -1,0 +1,43 @@
+#include "frontends/grpc/grpc_status.h"
+
+#include <gtest/gtest.h>
+
+namespace inferd {
+namespace {
+
+// Regression: DataLoss, Aborted and PermissionDenied (and the others ToGrpcStatus had no case
+// for) became UNKNOWN.
+TEST(GrpcStatusTest, EveryCodeMapsToTheGrpcCodeOfTheSameName) {
+  const std::pair<absl::StatusCode, grpc::StatusCode> pairs[] = {
+      {absl::StatusCode::kOk, grpc::StatusCode::OK},
+      {absl::StatusCode::kCancelled, grpc::StatusCode::CANCELLED},
+      {absl::StatusCode::kUnknown, grpc::StatusCode::UNKNOWN},
+      {absl::StatusCode::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT},
+      {absl::StatusCode::kDeadlineExceeded, grpc::StatusCode::DEADLINE_EXCEEDED},
+      {absl::StatusCode::kNotFound, grpc::StatusCode::NOT_FOUND},
+      {absl::StatusCode::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
+      {absl::StatusCode::kPermissionDenied, grpc::StatusCode::PERMISSION_DENIED},
+      {absl::StatusCode::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+      {absl::StatusCode::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
+      {absl::StatusCode::kAborted, grpc::StatusCode::ABORTED},
+      {absl::StatusCode::kOutOfRange, grpc::StatusCode::OUT_OF_RANGE},
+      {absl::StatusCode::kUnimplemented, grpc::StatusCode::UNIMPLEMENTED},
+      {absl::StatusCode::kInternal, grpc::StatusCode::INTERNAL},
+      {absl::StatusCode::kUnavailable, grpc::StatusCode::UNAVAILABLE},
+      {absl::StatusCode::kDataLoss, grpc::StatusCode::DATA_LOSS},
+      {absl::StatusCode::kUnauthenticated, grpc::StatusCode::UNAUTHENTICATED},
+  };
+  for (const auto& [absl_code, grpc_code] : pairs) {
+    EXPECT_EQ(GrpcCodeFor(absl_code), grpc_code) << absl::StatusCodeToString(absl_code);
+  }
+}
+
+TEST(GrpcStatusTest, KeepsTheMessage) {
+  const grpc::Status status = ToGrpcStatus(absl::DataLossError("checksum mismatch"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DATA_LOSS);
+  EXPECT_EQ(status.error_message(), "checksum mismatch");
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+}
+
+}  // namespace
+}  // namespace inferd
