@@ -97,7 +97,9 @@ def test_queue_full_answers_429(tmp_path, start_server):
     repo = tmp_path / "repo"
     add_llm(repo, MODEL, parallel=1, extra={"max_queue": 1})
     server = start_server(repo)
-    body = {"model": MODEL, "prompt": "Tell me a story.", "max_tokens": 200, "temperature": 0.8}
+    # Greedy counting runs its 200 tokens (a sampled story sometimes ends at its first token,
+    # and then nothing waits).
+    body = {"model": MODEL, "prompt": "1, 2, 3, 4,", "max_tokens": 200, "temperature": 0}
 
     def generate():
         return server.post("/v1/completions", body, timeout=120)
