@@ -13,20 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from llm_helpers import add_llm, sse_events
+from llm_helpers import LLM_MODEL, add_llm, sse_events
 
-MODEL = "smollm2"
-
-
-@pytest.fixture(scope="module")
-def llm_server(tmp_path_factory):
-    from inferd_harness import InferdServer
-
-    repo = tmp_path_factory.mktemp("llm_repo")
-    add_llm(repo, MODEL, parallel=16)
-    server = InferdServer(repo, repo.parent / "inferd.log", name="llm_server").start()
-    yield server
-    server.stop()
+MODEL = LLM_MODEL
 
 
 def generation_stats(server):
