@@ -12,6 +12,7 @@
 #define INFERD_CORE_GENERATION_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,6 +26,14 @@
 #include "core/scheduling/model_stats.h"
 
 namespace inferd {
+
+// Bounds every frontend applies to what a client sends, before the model sees it. The prompt's
+// text (all messages, or all embedding inputs, together) is checked before it is tokenised: a
+// tokeniser pass over a body-sized prompt would cost the server seconds only to say it is
+// longer than any context; 1 MiB is far more than a 128k-token context's text.
+inline constexpr size_t kMaxPromptBytes = 1 << 20;
+inline constexpr size_t kMaxStopStrings = 4;
+inline constexpr size_t kMaxStopBytes = 256;
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", ...
@@ -81,6 +90,24 @@ struct GenerateRequest {
   std::function<void(GenerationEvent)> on_event;
 };
 
+// Embeddings of texts (OpenAI's /v1/embeddings): one pooled, L2-normalised vector per input.
+// Ownership and callbacks as for GenerateRequest: the model owns it once handed over and calls
+// `on_done` exactly once, from any thread, never blocking.
+struct EmbedResult {
+  std::vector<std::vector<float>> embeddings;  // one per input, in order
+  int64_t prompt_tokens = 0;                   // all inputs' tokens together
+};
+
+struct EmbedRequest {
+  std::vector<std::string> inputs;  // each non-empty
+  // Present: the length the client expects; a model whose vectors differ refuses the request.
+  std::optional<int64_t> dimensions;
+  std::optional<TimePoint> deadline;
+  TimePoint arrival = Clock::now();
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::function<void(absl::StatusOr<EmbedResult>)> on_done;
+};
+
 // A point-in-time view of a generating model, for statistics and metrics.
 struct GenerationStats {
   int64_t context_length = 0;  // tokens per sequence
@@ -95,6 +122,7 @@ struct GenerationStats {
   Duration decode_time{0};  // time inside the engine's decode calls
   DurationStat ttft;        // time to first token per request
   DurationStat tpot;        // time per output token after the first, per request
+  uint64_t embedding_requests = 0, embedding_tokens = 0;  // /v1/embeddings
 };
 
 // A model that generates text. Thread-safety: every method is thread-safe.
@@ -107,6 +135,9 @@ class GenerativeModel {
   virtual absl::StatusOr<std::string> ApplyChatTemplate(
       const std::vector<ChatMessage>& messages) const = 0;
   virtual GenerationStats Stats() const = 0;
+  // Queues `request`; its outcome arrives through request->on_done (FailedPrecondition when
+  // the model was not configured to compute embeddings).
+  virtual void Embed(std::unique_ptr<EmbedRequest> request) = 0;
   // Ends every queued and running request with Unavailable and refuses new ones; returns
   // when the decode loop has stopped.
   virtual void Shutdown() = 0;

@@ -86,6 +86,23 @@ void ServedModel::Generate(std::unique_ptr<GenerateRequest> request) {
   generator->Generate(std::move(request));
 }
 
+void ServedModel::Embed(std::unique_ptr<EmbedRequest> request) {
+  GenerativeModel* generator = generative_;
+  if (generator == nullptr) {
+    request->on_done(absl::InvalidArgumentError(
+        StrCat("model '", config_->name, "' (backend ", config_->backend,
+               ") does not compute embeddings; use its infer endpoint")));
+    return;
+  }
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  request->on_done = [this,
+                      done = std::move(request->on_done)](absl::StatusOr<EmbedResult> result) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    done(std::move(result));
+  };
+  generator->Embed(std::move(request));
+}
+
 void ServedModel::Stop() {
   if (GenerativeModel* generator = generative_) generator->Shutdown();
   scheduler_.Stop();

@@ -61,6 +61,9 @@ class ServedModel {
   // Queues a generation request (the model must be generative()); counted in in_flight()
   // until its last event. Every outcome arrives through request->on_event.
   void Generate(std::unique_ptr<GenerateRequest> request);
+  // Queues an embeddings request, counted as Generate's; the outcome arrives through
+  // request->on_done (InvalidArgument when the model does not generate text).
+  void Embed(std::unique_ptr<EmbedRequest> request);
 
   // Refuses new requests and finishes the queued ones (a generative model's running
   // sequences end with Unavailable).

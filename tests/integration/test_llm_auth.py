@@ -1,5 +1,5 @@
 """Access control on the generation endpoints: the inference role is needed for
-/v1/chat/completions, /v1/completions and /v2/models/M/generate; a tenant's model list
+/v1/chat/completions, /v1/completions, /v1/embeddings and /v2/models/M/generate; a tenant's model list
 applies to the model a request names in its body; a tenant's streamed reply holds and then
 frees its in-flight slot as a success."""
 
@@ -22,7 +22,7 @@ def keyed(tmp_path_factory):
     base = tmp_path_factory.mktemp("llm_auth")
     keys = write_keys(base)
     repo = base / "repo"
-    add_llm(repo, MODEL, parallel=2)
+    add_llm(repo, MODEL, parallel=2, extra={"embeddings": "true"})
     server = InferdServer(repo, base / "inferd.log", args=["--api-keys-file", str(keys.path)],
                           name="llm_auth").start()
     yield server, keys
@@ -42,6 +42,22 @@ def test_generation_needs_the_inference_role(keyed):
     allowed = server.post("/v1/chat/completions", CHAT, headers=keys.header(keys.app))
     assert allowed.status_code == 200, allowed.text
     assert allowed.json()["usage"]["completion_tokens"] >= 1
+
+
+def test_embeddings_need_the_inference_role_and_the_tenants_model(keyed):
+    server, keys = keyed
+    body = {"model": MODEL, "input": "Hi"}
+    assert server.post("/v1/embeddings", body).status_code == 401
+    for key in (keys.watcher, keys.ops):
+        refused = server.post("/v1/embeddings", body, headers=keys.header(key))
+        assert refused.status_code == 403, refused.text
+        assert "inference role" in refused.text
+    refused = server.post("/v1/embeddings", body, headers=keys.header(keys.alice))
+    assert refused.status_code == 403, refused.text
+    assert "tenant 'alice' may not use model 'smollm2'" in refused.json()["error"]["message"]
+    allowed = server.post("/v1/embeddings", body, headers=keys.header(keys.app))
+    assert allowed.status_code == 200, allowed.text
+    assert len(allowed.json()["data"][0]["embedding"]) == 576
 
 
 def test_a_tenants_model_list_applies_to_the_model_named_in_the_body(keyed):

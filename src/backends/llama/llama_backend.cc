@@ -29,6 +29,7 @@ class LlamaModel : public BackendModel, public GenerativeModel {
     return engine_->ApplyChatTemplate(messages);
   }
   GenerationStats Stats() const override { return engine_->Stats(); }
+  void Embed(std::unique_ptr<EmbedRequest> request) override { engine_->Embed(std::move(request)); }
   void Shutdown() override { engine_->Shutdown(); }
 
   // text_input (BYTES, one element) -> text_output: one generation with default sampling,

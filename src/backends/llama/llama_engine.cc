@@ -75,6 +75,27 @@ int64_t KvElementsPerTokenLayer(const llama_model* model) {
   return (key + value) * n_head_kv;
 }
 
+// The pooling of `options.pooling` for this file: auto takes the file's `<arch>.pooling_type`
+// (a generative model states none: mean).
+absl::StatusOr<int> ResolvePooling(const llama_model* model, const std::string& pooling,
+                                   const std::string& file) {
+  if (pooling == "mean") return LLAMA_POOLING_TYPE_MEAN;
+  if (pooling == "cls") return LLAMA_POOLING_TYPE_CLS;
+  if (pooling == "last") return LLAMA_POOLING_TYPE_LAST;
+  char arch[64] = {0};
+  llama_model_meta_val_str(model, "general.architecture", arch, sizeof(arch));
+  const int64_t stated = MetaInt(model, StrCat(arch, ".pooling_type")).value_or(0);
+  if (stated == LLAMA_POOLING_TYPE_NONE) return LLAMA_POOLING_TYPE_MEAN;
+  if (stated == LLAMA_POOLING_TYPE_MEAN || stated == LLAMA_POOLING_TYPE_CLS ||
+      stated == LLAMA_POOLING_TYPE_LAST) {
+    return static_cast<int>(stated);
+  }
+  return absl::InvalidArgumentError(
+      StrCat(file, ": the file's pooling type is ", PoolingName(static_cast<int>(stated)),
+             " (a reranker scores pairs, it does not embed); set parameters.pooling to mean, cls "
+             "or last to embed with it anyway"));
+}
+
 struct SamplerDeleter {
   void operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
 };
@@ -120,6 +141,12 @@ struct LlamaEngine::Queued {
   std::unique_ptr<GenerateRequest> request;
   std::vector<int32_t> prompt;
   int64_t max_tokens = 0;
+};
+
+struct LlamaEngine::EmbedJob {
+  std::unique_ptr<EmbedRequest> request;
+  std::vector<std::vector<int32_t>> inputs;  // tokens of each input
+  EmbedResult result;
 };
 
 struct LlamaEngine::Slot {
@@ -183,16 +210,40 @@ absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(const std::file
                                              "supports per sequence (",
                                              got, ")"));
   }
-  return std::unique_ptr<LlamaEngine>(new LlamaEngine(model, context, options));
+  std::unique_ptr<Embedder> embedder;
+  if (options.embeddings) {
+    absl::StatusOr<int> pooling = ResolvePooling(model, options.pooling, gguf.string());
+    absl::StatusOr<std::unique_ptr<Embedder>> made =
+        pooling.ok() ? Embedder::Create(model, options, *pooling, gguf.string())
+                     : absl::StatusOr<std::unique_ptr<Embedder>>(pooling.status());
+    if (!made.ok()) {
+      llama_free(context);
+      llama_model_free(model);
+      return made.status();
+    }
+    embedder = *std::move(made);
+  }
+  return std::unique_ptr<LlamaEngine>(
+      new LlamaEngine(model, context, options, std::move(embedder)));
 }
 
-LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options)
-    : model_(model), context_(context), vocab_(llama_model_get_vocab(model)), options_(options) {
+LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
+                         std::unique_ptr<Embedder> embedder)
+    : model_(model),
+      context_(context),
+      vocab_(llama_model_get_vocab(model)),
+      options_(options),
+      embedder_(std::move(embedder)) {
   weight_bytes_ = llama_model_size(model_);
-  kv_bytes_ = static_cast<uint64_t>(static_cast<double>(llama_n_ctx(context_)) *
-                                    static_cast<double>(llama_model_n_layer(model_)) *
-                                    static_cast<double>(KvElementsPerTokenLayer(model_)) *
+  // The embeddings context's cache is f16 (llama.cpp's default), whatever kv_cache_type says.
+  const double kv_per_token = static_cast<double>(llama_model_n_layer(model_)) *
+                              static_cast<double>(KvElementsPerTokenLayer(model_));
+  kv_bytes_ = static_cast<uint64_t>(static_cast<double>(llama_n_ctx(context_)) * kv_per_token *
                                     KvCacheElementBytes(options_.kv_cache_type));
+  if (embedder_ != nullptr) {
+    kv_bytes_ += static_cast<uint64_t>(static_cast<double>(embedder_->context_tokens()) *
+                                       kv_per_token * KvCacheElementBytes("f16"));
+  }
   const char* source = llama_model_chat_template(model_, nullptr);
   if (source == nullptr) {
     template_status_ = absl::FailedPreconditionError(
@@ -229,6 +280,7 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
 
 LlamaEngine::~LlamaEngine() {
   Shutdown();
+  embedder_.reset();  // its context before the model it uses
   llama_free(context_);
   llama_model_free(model_);
 }
@@ -332,6 +384,94 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   work_.NotifyOne();
 }
 
+void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
+  auto fail = [&request](absl::Status status) {
+    auto callback = std::move(request->on_done);
+    if (callback) callback(std::move(status));
+  };
+  if (embedder_ == nullptr) {
+    return fail(absl::FailedPreconditionError(
+        "this model does not compute embeddings (set parameters.embeddings: true in its "
+        "config.yaml)"));
+  }
+  if (request->dimensions && *request->dimensions != embedder_->dimensions()) {
+    return fail(absl::InvalidArgumentError(
+        StrCat("'dimensions' is ", *request->dimensions, ", but this model's embeddings have ",
+               embedder_->dimensions(), " (it cannot shorten them)")));
+  }
+  auto job = std::make_unique<EmbedJob>();
+  for (size_t i = 0; i < request->inputs.size(); ++i) {
+    std::vector<int32_t> tokens = Tokenize(request->inputs[i]);
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    if (n == 0 || n > embedder_->max_tokens()) {
+      return fail(absl::InvalidArgumentError(
+          StrCat("input[", i, "] has ", n, " tokens, but this model embeds 1 to ",
+                 embedder_->max_tokens(), " tokens per input (parameters.ubatch_size)")));
+    }
+    job->result.prompt_tokens += n;
+    job->inputs.push_back(std::move(tokens));
+  }
+  absl::Status refused;
+  {
+    MutexLock lock(&mu_);
+    const size_t waiting = queue_.size() + embed_queue_.size();
+    if (stopping_) {
+      refused = absl::UnavailableError("the model is shutting down");
+    } else if (static_cast<int64_t>(waiting) >= options_.max_queue) {
+      ++stats_.requests_failed;
+      refused = absl::ResourceExhaustedError(
+          StrCat("the model's queue is full: ", waiting, " requests wait (parameters.max_queue)"));
+    } else {
+      job->request = std::move(request);
+      embed_queue_.push_back(std::move(job));
+    }
+  }
+  if (!refused.ok()) return fail(std::move(refused));
+  work_.NotifyOne();
+}
+
+void LlamaEngine::EmbedStep() {
+  if (embedding_ == nullptr) {
+    MutexLock lock(&mu_);
+    if (embed_queue_.empty()) return;
+    embedding_ = std::move(embed_queue_.front());
+    embed_queue_.pop_front();
+  }
+  EmbedJob& job = *embedding_;
+  if (job.request->cancelled->load(std::memory_order_acquire)) {
+    return FinishEmbedding(absl::CancelledError("the client went away"));
+  }
+  if (job.request->deadline && Clock::now() >= *job.request->deadline) {
+    return FinishEmbedding(
+        absl::DeadlineExceededError("the request's deadline passed while it was embedded"));
+  }
+  absl::StatusOr<std::vector<float>> vector =
+      embedder_->Embed(job.inputs[job.result.embeddings.size()]);
+  if (!vector.ok()) return FinishEmbedding(vector.status());
+  job.result.embeddings.push_back(*std::move(vector));
+  if (job.result.embeddings.size() == job.inputs.size()) FinishEmbedding(absl::OkStatus());
+}
+
+void LlamaEngine::FinishEmbedding(absl::Status status) {
+  std::unique_ptr<EmbedJob> job = std::move(embedding_);
+  {
+    MutexLock lock(&mu_);
+    ++stats_.embedding_requests;
+    if (status.ok()) {
+      stats_.embedding_tokens += static_cast<uint64_t>(job->result.prompt_tokens);
+    } else {
+      ++stats_.requests_failed;
+    }
+  }
+  auto callback = std::move(job->request->on_done);
+  if (!callback) return;
+  if (status.ok()) {
+    callback(std::move(job->result));
+  } else {
+    callback(std::move(status));
+  }
+}
+
 GenerationStats LlamaEngine::Stats() const {
   MutexLock lock(&mu_);
   return stats_;
@@ -356,14 +496,15 @@ void LlamaEngine::Loop() {
       MutexLock lock(&mu_);
       const bool busy = std::any_of(slots_.begin(), slots_.end(),
                                     [](const auto& slot) { return slot->request != nullptr; });
-      if (!busy) {
+      if (!busy && embedding_ == nullptr) {
         work_.Wait(&mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return stopping_ || !queue_.empty();
+          return stopping_ || !queue_.empty() || !embed_queue_.empty();
         });
       }
       if (stopping_) break;
     }
     Admit();
+    if (embedder_ != nullptr) EmbedStep();
     // Builds and runs one step; see the class comment.
     const TimePoint now = Clock::now();
     for (auto& slot : slots_) {
@@ -481,6 +622,17 @@ void LlamaEngine::Loop() {
   }
   for (auto& queued : left)
     Fail(*queued->request, absl::UnavailableError("the model was unloaded"));
+  std::deque<std::unique_ptr<EmbedJob>> embeds;
+  {
+    MutexLock lock(&mu_);
+    embeds.swap(embed_queue_);
+  }
+  if (embedding_ != nullptr) embeds.push_front(std::move(embedding_));
+  for (auto& job : embeds) {
+    if (auto callback = std::move(job->request->on_done)) {
+      callback(absl::UnavailableError("the model was unloaded"));
+    }
+  }
   for (auto& slot : slots_) {
     if (slot->request != nullptr) {
       Finish(*slot, absl::UnavailableError("the model was unloaded"), FinishReason::kNone);

@@ -27,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "backends/llama/chat_template.h"
+#include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
 #include "common/mutex.h"
 #include "core/generation.h"
@@ -48,6 +49,10 @@ class LlamaEngine : public GenerativeModel {
   absl::StatusOr<std::string> ApplyChatTemplate(
       const std::vector<ChatMessage>& messages) const override;
   GenerationStats Stats() const override;
+  // Tokenizes the inputs here (an input too long fails at once) and queues the request; the
+  // decode loop embeds one input between two decode steps, so a long list delays the
+  // generating sequences by one input's pass at a time.
+  void Embed(std::unique_ptr<EmbedRequest> request) override;
   void Shutdown() override;
 
   // Weights plus the KV cache, what the memory budget counts.
@@ -57,8 +62,11 @@ class LlamaEngine : public GenerativeModel {
  private:
   struct Queued;
   struct Slot;
+  struct EmbedJob;
 
-  LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options);
+  // `embedder`: null unless parameters.embeddings.
+  LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
+              std::unique_ptr<Embedder> embedder);
 
   void Loop();
   // One step; false when there was nothing to do.
@@ -66,6 +74,11 @@ class LlamaEngine : public GenerativeModel {
   // Moves queued requests into free slots; drops cancelled and expired ones.
   void Admit();
   void Finish(Slot& slot, absl::Status status, FinishReason reason);
+  // Embeds the next input of the running embeddings request (taking the next queued one when
+  // none runs) and answers it once its last input is done.
+  void EmbedStep();
+  // Answers the running embeddings request with `status` (OK: its result).
+  void FinishEmbedding(absl::Status status);
   // Tokens of `text` as the engine sees a prompt (special tokens parsed, BOS added when the
   // vocabulary wants it).
   std::vector<int32_t> Tokenize(const std::string& text) const;
@@ -75,6 +88,7 @@ class LlamaEngine : public GenerativeModel {
   llama_context* const context_;
   const llama_vocab* const vocab_;
   const LlamaOptions options_;
+  std::unique_ptr<Embedder> embedder_;      // null: no embeddings
   std::unique_ptr<ChatTemplate> template_;  // null: the file has none
   absl::Status template_status_;            // why there is none
   uint64_t weight_bytes_ = 0;
@@ -83,11 +97,13 @@ class LlamaEngine : public GenerativeModel {
   mutable Mutex mu_;
   CondVar work_;
   std::deque<std::unique_ptr<Queued>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::unique_ptr<EmbedJob>> embed_queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   GenerationStats stats_ ABSL_GUARDED_BY(mu_);
 
   // Decode thread only.
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::unique_ptr<EmbedJob> embedding_;  // the embeddings request being computed
   uint64_t tick_ = 0;
   std::thread thread_;
 };

@@ -84,12 +84,25 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
       ASSIGN_OR_RETURN(options.max_tokens, ParseInt(value, key, 0, 1 << 20, config_path));
     } else if (key == "max_queue") {
       ASSIGN_OR_RETURN(options.max_queue, ParseInt(value, key, 1, 1 << 16, config_path));
+    } else if (key == "embeddings") {
+      if (value != "true" && value != "false") {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": parameters.embeddings: must be true or false, got '", value, "'"));
+      }
+      options.embeddings = value == "true";
+    } else if (key == "pooling") {
+      if (value != "auto" && value != "mean" && value != "cls" && value != "last") {
+        return absl::InvalidArgumentError(
+            StrCat(config_path, ": parameters.pooling: must be auto, mean, cls or last, got '",
+                   value, "'"));
+      }
+      options.pooling = value;
     } else {
       return absl::InvalidArgumentError(StrCat(
           config_path, ": parameters.", key,
           ": unknown parameter for backend 'llama' (known: context_length, parallel, threads, "
           "batch_threads, batch_size, ubatch_size, kv_cache_type, flash_attention, kv_unified, "
-          "max_tokens, max_queue)"));
+          "max_tokens, max_queue, embeddings, pooling)"));
     }
   }
   if (options.ubatch_size > options.batch_size) {

@@ -27,6 +27,11 @@ namespace inferd {
 //   kv_unified: true|false  one KV buffer shared by all sequences (false: one per sequence)
 //   max_tokens: N       the most tokens one request may generate (0: context_length)
 //   max_queue: N        requests waiting for a free sequence; beyond it 429 (256)
+//   embeddings: true|false  serve POST /v1/embeddings (false): a second llama.cpp context of
+//                       ubatch_size tokens computes them, its KV cache counted in the budget;
+//                       one input holds at most ubatch_size tokens (pooled in one batch)
+//   pooling: auto|mean|cls|last  how token vectors become one (auto: the file's own
+//                       `<arch>.pooling_type`, mean where it states none)
 struct LlamaOptions {
   int64_t context_length = 2048;
   int parallel = 4;
@@ -39,6 +44,8 @@ struct LlamaOptions {
   bool kv_unified = false;
   int64_t max_tokens = 0;
   int64_t max_queue = 256;
+  bool embeddings = false;
+  std::string pooling = "auto";
 
   int64_t max_output_tokens() const { return max_tokens > 0 ? max_tokens : context_length; }
 };

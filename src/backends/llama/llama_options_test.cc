@@ -62,6 +62,22 @@ TEST(LlamaOptionsTest, ErrorsNameTheFileAndTheParameter) {
   EXPECT_FALSE(cap.ok());
 }
 
+TEST(LlamaOptionsTest, EmbeddingsAreOffUntilAsked) {
+  auto plain = ParseLlamaOptions(LlamaConfig({}), "c.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->embeddings);
+  EXPECT_EQ(plain->pooling, "auto");
+  auto on = ParseLlamaOptions(LlamaConfig({{"embeddings", "true"}, {"pooling", "cls"}}), "c.yaml");
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_TRUE(on->embeddings);
+  EXPECT_EQ(on->pooling, "cls");
+  auto rank = ParseLlamaOptions(LlamaConfig({{"pooling", "rank"}}), "m/config.yaml");
+  EXPECT_NE(rank.status().message().find("m/config.yaml: parameters.pooling: must be auto, mean"),
+            std::string::npos)
+      << rank.status();
+  EXPECT_FALSE(ParseLlamaOptions(LlamaConfig({{"embeddings", "yes"}}), "c.yaml").ok());
+}
+
 TEST(LlamaOptionsTest, RejectsDevicesAndInstanceCountsItCannotServe) {
   ModelConfig cuda = LlamaConfig({});
   cuda.instances[0].device = "cuda:0";

@@ -18,20 +18,7 @@ using simdjson::dom::element;
 using simdjson::dom::object;
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr size_t kMaxStops = 4;
-constexpr size_t kMaxStopBytes = 256;
 constexpr size_t kMaxMessages = 4096;
-// The prompt's text (all messages' contents together), checked before it is tokenised: a
-// tokeniser pass over a body-sized prompt would cost the server seconds only to say it is
-// longer than any context. 1 MiB is far more than a 128k-token context's text.
-constexpr size_t kMaxPromptBytes = 1 << 20;
-
-absl::Status CheckPromptBytes(size_t bytes) {
-  if (bytes <= kMaxPromptBytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes,
-                                           " bytes; the server takes at most ", kMaxPromptBytes,
-                                           " bytes of prompt text"));
-}
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
 
@@ -105,8 +92,8 @@ absl::Status ReadStops(object o, std::string_view key, std::vector<std::string>*
   };
   array list;
   if (!value.get(list)) {
-    if (list.size() > kMaxStops) {
-      return Invalid(StrCat("at most ", kMaxStops, " stop strings, got ", list.size()));
+    if (list.size() > kMaxStopStrings) {
+      return Invalid(StrCat("at most ", kMaxStopStrings, " stop strings, got ", list.size()));
     }
     for (element item : list) RETURN_IF_ERROR(add(item));
     return absl::OkStatus();
@@ -264,6 +251,13 @@ std::string OpenAiChunk(const GenerationCall& call, std::string_view text, bool 
 }
 
 }  // namespace
+
+absl::Status CheckPromptBytes(size_t bytes) {
+  if (bytes <= kMaxPromptBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes,
+                                           " bytes; the server takes at most ", kMaxPromptBytes,
+                                           " bytes of prompt text"));
+}
 
 absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
   array messages;

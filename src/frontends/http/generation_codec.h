@@ -39,6 +39,9 @@ struct ParsedGeneration {
   std::unique_ptr<GenerateRequest> request;
 };
 
+// InvalidArgument when a prompt's text has more than kMaxPromptBytes (core/generation.h).
+absl::Status CheckPromptBytes(size_t bytes);
+
 // The "messages" of an OpenAI chat body: role and content (a string, null, or text parts).
 absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(simdjson::dom::object body);
 

@@ -8,6 +8,7 @@
 
 #include "auth/access_policy.h"
 #include "common/strings.h"
+#include "frontends/http/embedding_codec.h"
 #include "frontends/http/json_body.h"
 #include "frontends/http/request_record.h"
 #include "observability/request_id.h"
@@ -168,6 +169,58 @@ void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool s
   if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
   parsed->call.model = std::string(ref.name);
   Submit(ctx, ref.version, *std::move(parsed), request, std::move(responder));
+}
+
+void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& request,
+                            ResponderPtr responder) {
+  constexpr GenerationApi api = GenerationApi::kCompletion;  // OpenAI's error shape
+  absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
+  if (!body.ok()) return responder->Send(GenerationErrorReply(api, body.status()));
+  absl::StatusOr<ParsedEmbeddings> parsed = ParseEmbeddingsRequest(body->root());
+  if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
+  if (request.tenant != nullptr) {
+    if (absl::Status allowed = CheckTenantModel(*request.tenant, parsed->model); !allowed.ok()) {
+      return responder->Send(GenerationErrorReply(api, allowed));
+    }
+  }
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(parsed->model);
+  if (!config.ok()) return responder->Send(GenerationErrorReply(api, config.status()));
+  // Told from the config, so a lazy model is not loaded only to refuse.
+  const auto flag = (*config)->parameters.find("embeddings");
+  if ((*config)->backend != "llama" || flag == (*config)->parameters.end() ||
+      flag->second != "true") {
+    return responder->Send(GenerationErrorReply(
+        api, absl::InvalidArgumentError(StrCat(
+                 "model '", parsed->model, "' does not compute embeddings",
+                 (*config)->backend == "llama"
+                     ? " (its config.yaml would need parameters.embeddings: true)"
+                     : StrCat(" (backend ", (*config)->backend, "); use its infer endpoint")))));
+  }
+  absl::StatusOr<int64_t> timeout_us = TimeoutUs(request, **config);
+  if (!timeout_us.ok()) return responder->Send(GenerationErrorReply(api, timeout_us.status()));
+  EmbedRequest& embed = *parsed->request;
+  if (*timeout_us > 0) embed.deadline = embed.arrival + std::chrono::microseconds(*timeout_us);
+  responder->WatchDisconnect(
+      [cancelled = embed.cancelled] { cancelled->store(true, std::memory_order_release); });
+  const std::string name = parsed->model;
+  auto pending = std::make_shared<ParsedEmbeddings>(*std::move(parsed));
+  ctx.models->AcquireForInference(
+      name, std::nullopt, *timeout_us,
+      [pending, responder = std::move(responder)](absl::StatusOr<ModelHandle> model) mutable {
+        if (!model.ok()) return responder->Send(GenerationErrorReply(api, model.status()));
+        NoteModel(*responder, *model);
+        // As for generation: the callback holds no model handle (the decode thread must not
+        // release the last one).
+        pending->request->on_done = [responder, name = pending->model,
+                                     base64 = pending->base64](absl::StatusOr<EmbedResult> result) {
+          if (!result.ok()) return responder->Send(GenerationErrorReply(api, result.status()));
+          // Encoded on the I/O thread, not the decode loop's.
+          responder->Defer([name, base64, result = *std::move(result)] {
+            return EncodeEmbeddingsReply(name, base64, result);
+          });
+        };
+        (*model)->Embed(std::move(pending->request));
+      });
 }
 
 void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,

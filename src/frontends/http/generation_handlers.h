@@ -1,8 +1,8 @@
 // The generation endpoints: OpenAI-compatible POST /v1/chat/completions and /v1/completions,
-// GET /v1/models[/M], and the KServe generate extension POST /v2/models/M/generate and
-// generate_stream. None blocks the I/O thread on a model: the model is acquired (and loaded
-// when lazy or evicted) on the manager's threads, tokens arrive on the model's decode thread,
-// and replies and stream events are written by the connection's I/O thread.
+// POST /v1/embeddings, GET /v1/models[/M], and the KServe generate extension POST
+// /v2/models/M/generate and generate_stream. None blocks the I/O thread on a model: the model is
+// acquired (and loaded when lazy or evicted) on the manager's threads, tokens arrive on the model's
+// decode thread, and replies and stream events are written by the connection's I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_GENERATION_HANDLERS_H_
 #define INFERD_FRONTENDS_HTTP_GENERATION_HANDLERS_H_
 
@@ -18,6 +18,9 @@ void HandleOpenAiGeneration(const HandlerContext& ctx, GenerationApi api,
                             const HttpRequestView& request, ResponderPtr responder);
 void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool stream,
                           const HttpRequestView& request, ResponderPtr responder);
+// POST /v1/embeddings: OpenAI's embeddings, for a llama model with parameters.embeddings.
+void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& request,
+                            ResponderPtr responder);
 // POST /v2/models/M/chat_template {"messages": [...]}: the prompt the model's chat template
 // makes of them, {"model_name", "prompt"} (what the model would be given).
 void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,

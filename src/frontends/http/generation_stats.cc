@@ -50,6 +50,10 @@ void WriteGenerationStats(const GenerationStats& stats, JsonWriter& writer) {
   writer.Double(MeanMs(stats.ttft));
   writer.Key("time_per_output_token_ms_mean");
   writer.Double(MeanMs(stats.tpot));
+  writer.Key("embedding_requests");
+  writer.Uint64(stats.embedding_requests);
+  writer.Key("embedding_tokens");
+  writer.Uint64(stats.embedding_tokens);
   writer.EndObject();
 }
 

@@ -68,6 +68,14 @@ TEST(RouteAccessTest, InferenceNamesItsModel) {
   }
 }
 
+TEST(RouteAccessTest, OpenAiEndpointsNeedTheInferenceRoleAndNameTheirModelInTheBody) {
+  for (const char* path : {"/v1/chat/completions", "/v1/completions", "/v1/embeddings"}) {
+    const RouteAccess route = ClassifyHttpRoute(kPost, path, "", "mlp");
+    EXPECT_EQ(route.access, Access::kInference) << path;
+    EXPECT_FALSE(route.for_model) << path;  // checked once the body is parsed
+  }
+}
+
 TEST(RouteAccessTest, PredictWithoutModelGoesToTheDefault) {
   const RouteAccess route = ClassifyHttpRoute(kPost, "/predict", "", "mlp");
   EXPECT_TRUE(route.for_model);

@@ -97,6 +97,10 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
       return HandleOpenAiGeneration(ctx, chat ? GenerationApi::kChat : GenerationApi::kCompletion,
                                     request, std::move(responder));
     }
+    if (segments.size() == 2 && segments[1] == "embeddings") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleOpenAiEmbeddings(ctx, request, std::move(responder));
+    }
     if (segments.size() == 2 && segments[1] == "models") {
       return responder->Send(get ? HandleOpenAiModels(ctx) : MethodNotAllowed("GET"));
     }
