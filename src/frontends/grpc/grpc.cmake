@@ -28,6 +28,7 @@ target_link_libraries(inferd_grpc_proto PUBLIC gRPC::grpc++ protobuf::libprotobu
 
 add_library(inferd_grpc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/grpc_access.cc
+  ${CMAKE_CURRENT_LIST_DIR}/grpc_generate_codec.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_infer_codec.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_inference.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_model_info.cc
@@ -36,7 +37,7 @@ add_library(inferd_grpc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/grpc_status.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_stream_infer.cc)
 target_link_libraries(inferd_grpc PUBLIC inferd_core inferd_auth inferd_observability
-  inferd_grpc_proto)
+  inferd_grpc_proto PRIVATE simdjson::simdjson)
 
 target_link_libraries(inferd PRIVATE inferd_grpc)
 if(INFERD_BUILD_TESTS)
