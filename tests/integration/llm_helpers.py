@@ -78,3 +78,20 @@ def sse_events(response: requests.Response):
             continue
         payload = line[len("data: "):]
         yield payload if payload == "[DONE]" else json.loads(payload)
+
+
+def generation_stats(server, model: str = LLM_MODEL) -> dict:
+    """The `generation` section of the model's statistics."""
+    return server.get(f"/v2/models/{model}/stats").json()["model_stats"][0]["generation"]
+
+
+def wait_until_idle(server, model: str = LLM_MODEL, seconds: float = 10) -> dict:
+    """The model's generation statistics once no sequence runs (or when `seconds` pass)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        stats = generation_stats(server, model)
+        if stats["active_sequences"] == 0 or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.05)

@@ -14,6 +14,7 @@ import urllib.request
 import pytest
 
 from inferd_harness import DEMO_MODELS, REPO_ROOT, free_port
+from llm_helpers import LLM_MODEL, generation_stats
 
 PERF = REPO_ROOT / "tools" / "bin" / "inferd-perf"
 QUICK = ["--measurement-interval", "0.3", "--warmup", "0.1", "--stable-windows", "2",
@@ -98,3 +99,30 @@ def test_drives_the_flask_baseline(tmp_path):
     finally:
         flask.terminate()
         flask.wait(timeout=30)
+
+
+def test_generate_mode_reports_ttft_tpot_and_the_servers_token_counts(llm_server, tmp_path):
+    def completion_tokens():
+        g = generation_stats(llm_server)
+        # Prompt tokens processed plus those reused from the cache: every prompt token.
+        return g["completion_tokens"], g["prompt_tokens"] + g["cached_prompt_tokens"]
+
+    before = completion_tokens()
+    out = run_perf("-m", LLM_MODEL, "--url", f"127.0.0.1:{llm_server.port}", "--generate",
+                   "--prompt-tokens", "16", "--output-tokens", "6", "--requests", "3",
+                   "--concurrency-range", "1:2:1", "--json", str(tmp_path / "g.json"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "output tokens/s, TTFT p50" in out.stdout
+    rows = json.loads((tmp_path / "g.json").read_text())["results"]
+    assert [r["concurrency"] for r in rows] == [1, 2]
+    for row in rows:
+        assert row["requests"] == 3 and row["errors"] == 0, row
+        assert row["output_tokens"] == sum(row["output_tokens_per_request"])
+        assert all(1 <= n <= 6 for n in row["output_tokens_per_request"]), row
+        assert 0 < row["ttft_p50_ms"] <= row["ttft_p99_ms"] and row["tpot_p50_ms"] > 0
+        assert row["output_tokens_per_s"] > 0
+        assert 12 <= row["prompt_tokens"] / 3 <= 24, row  # about the 16 asked for
+    # The counts are the server's own: its statistics grew by exactly as many tokens.
+    after = completion_tokens()
+    assert after[0] - before[0] == sum(r["output_tokens"] for r in rows)
+    assert after[1] - before[1] == sum(r["prompt_tokens"] for r in rows)

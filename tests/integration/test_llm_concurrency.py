@@ -13,14 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from llm_helpers import LLM_MODEL, add_llm, sse_events
+from llm_helpers import LLM_MODEL, add_llm, generation_stats, sse_events, wait_until_idle
 
 MODEL = LLM_MODEL
-
-
-def generation_stats(server):
-    stats = server.get(f"/v2/models/{MODEL}/stats").json()["model_stats"][0]
-    return stats["generation"]
 
 
 def stream_completion(server, index, max_tokens):
@@ -68,12 +63,7 @@ def test_a_disconnect_mid_stream_frees_its_sequence(llm_server):
         received += chunk
     assert generation_stats(llm_server)["active_sequences"] == 1
     sock.close()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        stats = generation_stats(llm_server)
-        if stats["active_sequences"] == 0:
-            break
-        time.sleep(0.05)
+    stats = wait_until_idle(llm_server)
     assert stats["active_sequences"] == 0
     assert stats["requests_failed"] == before["requests_failed"] + 1
     # Far from its 400 tokens: the sequence stopped when the client left.

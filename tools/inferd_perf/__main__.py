@@ -12,6 +12,13 @@ and p50; p50/p90/p95/p99, throughput, errors and the server's queue/compute brea
 /v2/models/M/stats, when the server has it). Protocols: http-json, http-binary, grpc,
 predict (the seed's POST /predict, e.g. the Flask baseline). Output: the terminal, and
 --csv, --json, --plot (PNG, latency vs throughput).
+
+  inferd-perf -m smollm2 --generate --prompt-tokens 128 --output-tokens 64 --concurrency-range 1:16:x4
+
+--generate drives a language model instead: closed-loop clients streaming /v1/completions
+(any OpenAI-compatible server), `--requests` per concurrency level, reporting time to first
+token p50/p99, time per output token p50, output tokens/s and the token counts the server's
+usage gave (tools/inferd_perf/generation.py).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import platform
 import sys
 from pathlib import Path
 
+from . import generation
 from .measure import Options, Runner, ServerStats
 from .output import print_row, write_csv, write_json, write_plot
 from .senders import PROTOCOLS, InputSpec, build_factory, model_inputs
@@ -52,6 +60,30 @@ def parse_shapes(items: list[str]) -> dict[str, list[int]]:
     return shapes
 
 
+def generate(args, host: str, port: int, argv: list[str] | None) -> int:
+    if args.request_rate_range:
+        raise SystemExit("--generate runs closed loop: use --concurrency-range")
+    for name in ("prompt_tokens", "output_tokens"):
+        if not 1 <= getattr(args, name) <= 1 << 20:
+            raise SystemExit(f"--{name.replace('_', '-')} must be in 1..{1 << 20}")
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    rows = []
+    for level in parse_range(args.concurrency_range or "1", integer=True):
+        requests = args.requests or 4 * level
+        if requests < 1:
+            raise SystemExit("--requests must be at least 1")
+        row = generation.run(host, port, args.model, level, requests, args.prompt_tokens,
+                             args.output_tokens, headers)
+        generation.print_generation_row(row)
+        rows.append(row)
+    meta = {"command": " ".join(["inferd-perf", *(argv if argv is not None else sys.argv[1:])]),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host": platform.node(), "python": platform.python_version()}
+    if args.json:
+        write_json(rows, meta, args.json)
+    return 1 if any(r["errors"] for r in rows) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferd-perf", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -79,6 +111,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="load-generating processes (one Python process tops out at a few "
                              "thousand requests/s)")
     parser.add_argument("--max-threads", type=int, default=64, help="senders for open loop")
+    parser.add_argument("--generate", action="store_true",
+                        help="generation load: stream /v1/completions (see below)")
+    parser.add_argument("--prompt-tokens", type=int, default=32, help="--generate: prompt length")
+    parser.add_argument("--output-tokens", type=int, default=32, help="--generate: max_tokens")
+    parser.add_argument("--requests", type=int, default=None,
+                        help="--generate: requests per level (default 4 x concurrency)")
+    parser.add_argument("--api-key", default=None, help="--generate: sent as a bearer token")
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
@@ -86,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
 
     host, _, port = args.url.removeprefix("http://").partition(":")
     http_port = int(port or 8080)
+    if args.generate:
+        return generate(args, host, http_port, argv)
     shapes = parse_shapes(args.input_shape)
     if args.protocol == "predict" and shapes:
         inputs = [InputSpec(name, args.input_datatype, shape) for name, shape in shapes.items()]
