@@ -5,7 +5,7 @@ models of tests/fuzz/fuzz_server.h. The files are committed; run this again afte
 it (.venv/bin/python tests/fuzz/make_corpus.py [path/to/demo/sample.json]).
 
 The gRPC seeds are serialized ModelInferRequest messages, encoded with the stubs that
-tests/integration/grpc_stubs.py generates from proto/inference_service.proto."""
+tools/grpc_stubs.py generates from proto/inference_service.proto."""
 
 from __future__ import annotations
 
@@ -186,8 +186,8 @@ outputs: [{name: b, datatype: FP32, dims: [1000]}]
 
 
 def write_grpc_seeds() -> None:
-    sys.path.insert(0, str(HERE.parent / "integration"))
-    from grpc_stubs import pb  # noqa: E402  (generates the stubs)
+    sys.path.insert(0, str(HERE.parents[1]))  # the repository root: tools.grpc_stubs
+    from tools.grpc_stubs import pb  # noqa: E402  (generates the stubs)
 
     def request(model, version="", **kwargs):
         return pb.ModelInferRequest(model_name=model, model_version=version, id="r1", **kwargs)
