@@ -108,10 +108,15 @@ for line in open(results):
     blob, rss = rest.rsplit(" ", 1)
     r = json.loads(blob)
     runs.append(dict(r, round=int(round_), variant=variant, model=model, rss_kib=int(rss)))
-    n = max(r["requests"], 1)
+    n = r["requests"]
+    if n == 0:  # no answer within the run (a slow model on a loaded machine): no figures
+        rows.setdefault((model, variant), [])
+        continue
+    # wrk reports no latency (0) for a run with a single answer: no p50/p99 from that round
+    lat = (r["p50_us"] / 1e3, r["p99_us"] / 1e3) if r["p50_us"] > 0 else (None, None)
     rows.setdefault((model, variant), []).append(
-        (r["qps"], r["p50_us"] / 1e3, r["p99_us"] / 1e3, int(rss) / 1024,
-         r["perf"]["page-faults"] / n, r["perf"]["task-clock"] / n))
+        (r["qps"], *lat, int(rss) / 1024,
+         r["perf"]["page-faults"] / n, r["perf"]["task-clock"] / n, n))
 json.dump({"meta": meta, "runs": runs}, open(out + ".json", "w"), indent=2)
 variants = ["jemalloc", "jemalloc-default-decay", "glibc"]
 lines = [f"# Allocator: jemalloc (decay off, as inferd ships), jemalloc's default decay, glibc malloc; batch {batch}", ""]
@@ -124,14 +129,25 @@ lines += [f"- binaries: `jemalloc` and `jemalloc-default-decay` are the first (t
           f"rounds; RSS after the run; every run's numbers: `{out.rsplit('/', 1)[-1]}.json`", "",
           "- page faults and server CPU per request: `perf stat -e page-faults,task-clock -p PID` "
           "over the timed run (minor faults are the pages a freed-and-returned buffer costs again)", "",
-          "| model | allocator | QPS | p50 ms | p99 ms | RSS MiB | page faults/request | server CPU ms/request | p50 ÷ jemalloc's p50 |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+          "- requests: answered in the timed runs, all rounds together (the medians are over the "
+          "rounds that got at least one answer)", "",
+          "| model | allocator | requests | QPS | p50 ms | p99 ms | RSS MiB | page faults/request | server CPU ms/request | p50 ÷ jemalloc's p50 |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for model in sorted({m for m, _ in rows}):
-    med = {v: [statistics.median(c) for c in zip(*rows[(model, v)])] for v in variants}
+    def median(column):
+        known = [x for x in column if x is not None]
+        return statistics.median(known) if known else None
+    med = {v: [median(c) for c in zip(*rows[(model, v)])] for v in variants if rows.get((model, v))}
+    ms = lambda x: "—" if x is None else f"{x:.1f}"  # noqa: E731
     for v in variants:
-        q, p50, p99, rss, faults, cpu = med[v]
-        ratio = f"{p50 / med['jemalloc'][1]:.2f}×" if v != "jemalloc" else "—"
-        lines.append(f"| {model} | {v} | {q:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} | "
+        if v not in med:
+            lines.append(f"| {model} | {v} | 0 | no answer in any round | | | | | | |")
+            continue
+        q, p50, p99, rss, faults, cpu, _ = med[v]
+        total = sum(row[6] for row in rows[(model, v)])
+        base = med.get("jemalloc", [None, None])[1]
+        ratio = f"{p50 / base:.2f}×" if v != "jemalloc" and p50 and base else "—"
+        lines.append(f"| {model} | {v} | {total} | {q:.1f} | {ms(p50)} | {ms(p99)} | {rss:.0f} | "
                      f"{faults:,.0f} | {cpu:.1f} | {ratio} |")
 lines.append("")
 open(out + ".md", "w").write("\n".join(lines))
