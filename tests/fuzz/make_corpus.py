@@ -188,7 +188,7 @@ outputs: [{name: b, datatype: FP32, dims: [1000]}]
 
 def write_generation_seeds() -> None:
     """generation_body_fuzzer: one byte choosing the API (0 chat, 1 completion, 2 KServe
-    generate, 3 generate_stream), then the body."""
+    generate, 3 generate_stream, 4 embeddings), then the body."""
     seeds = {
         "chat": (0, {"model": "smollm2", "messages": [
             {"role": "system", "content": "Be brief."},
@@ -201,6 +201,8 @@ def write_generation_seeds() -> None:
                                                                  "temperature": 0}}),
         "kserve_stream": (3, {"text_input": "Hi", "parameters": {"max_tokens": 2,
                                                                   "stream": True}}),
+        "embeddings": (4, {"model": "embedder", "input": ["a cat", "a dog"],
+                           "encoding_format": "base64"}),
     }
     for name, (api, body) in seeds.items():
         write("generation_body_fuzzer", name,
