@@ -47,14 +47,11 @@ TEST_F(EmbeddingCodecTest, ReadsAStringOrAListOfStrings) {
 TEST_F(EmbeddingCodecTest, RefusesWhatItCannotOrWillNotEmbed) {
   EXPECT_NE(ErrorOf(R"({"input": "a"})").find("'model' is required"), std::string::npos);
   EXPECT_NE(ErrorOf(R"({"model": "m"})").find("'input' is required"), std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"model": "m", "input": []})").find("must not be empty"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model": "m", "input": []})").find("must not be empty"), std::string::npos);
   EXPECT_NE(ErrorOf(R"({"model": "m", "input": ["a", ""]})").find("input[1] is empty"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"model": "m", "input": [1, 2, 3]})").find("token ids"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"model": "m", "input": [[1, 2]]})").find("token ids"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model": "m", "input": [1, 2, 3]})").find("token ids"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model": "m", "input": [[1, 2]]})").find("token ids"), std::string::npos);
   EXPECT_NE(ErrorOf(R"({"model": "m", "input": "a", "encoding_format": "int8"})")
                 .find("\"float\" or \"base64\""),
             std::string::npos);
