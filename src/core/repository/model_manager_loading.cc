@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "common/timed_wait.h"
 #include "core/memory/eviction.h"
 #include "core/memory/memory_budget.h"
 #include "core/memory/process_memory.h"
@@ -606,8 +607,11 @@ void ModelManager::HousekeepingLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
-                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
+      // A pass every 50 ms of the time source (idle unloads and load timeouts are in its
+      // terms), and at once when handles wait in the graveyard.
+      WaitUntil(
+          *options_.time, work_, &mu_, options_.time->Now() + std::chrono::milliseconds(50),
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !graveyard_.empty(); });
       if (stopping_) return;
     }
     Housekeep();
