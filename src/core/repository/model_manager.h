@@ -44,6 +44,7 @@
 #include "core/repository/lifecycle_events.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
+#include "core/version_key.h"
 
 namespace inferd {
 
@@ -212,9 +213,10 @@ class ModelManager {
   absl::StatusOr<int64_t> ChooseVersion(std::string_view name, const ModelEntry& entry,
                                         std::optional<int64_t> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Evicts idle unpinned models of `device` until `needed` more bytes fit; their handles go
-  // to `dropped` (released by the caller, outside the lock).
-  absl::Status MakeRoom(const std::string& device, uint64_t needed, const std::string& for_key,
+  // Evicts idle unpinned models of `device` until `needed` more bytes fit for `loading` (whose
+  // own model's versions are never evicted); their handles go to `dropped` (released by the
+  // caller, outside the lock).
+  absl::Status MakeRoom(const std::string& device, uint64_t needed, const VersionKey& loading,
                         std::vector<ModelHandle>* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t UsedBytes(const std::string& device) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t BudgetBytes(std::string_view device) const;

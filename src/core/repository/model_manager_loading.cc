@@ -49,8 +49,6 @@ std::optional<std::string> ConfigFromModelFile(
   return found;
 }
 
-std::string Key(std::string_view name, int64_t version) { return StrCat(name, ":", version); }
-
 // A copy that shares no reference count with `status`: the loader thread drops its own
 // copies while the caller reads this one, and Debian's Abseil (not built for
 // ThreadSanitizer) hides its atomic reference counting from TSan.
@@ -279,7 +277,7 @@ void ModelManager::LoaderLoop() {
 }
 
 absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
-                                    const std::string& for_key, std::vector<ModelHandle>* dropped) {
+                                    const VersionKey& loading, std::vector<ModelHandle>* dropped) {
   std::vector<EvictionCandidate> candidates;
   std::map<std::string, int> holders;  // READY versions per weights digest
   for (const auto& [name, entry] : models_) {
@@ -291,41 +289,40 @@ absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
     if (DeviceOf(entry) != device) continue;
     // A model's own served versions are never evicted for its new version: that would turn
     // an availability-preserving swap into a gap in service (version_swap chooses that).
-    if (name == std::string_view(for_key).substr(0, for_key.rfind(':'))) continue;
+    if (name == loading.name) continue;
     for (const auto& [version, v] : entry.versions) {
       if (v.state != ModelState::kReady) continue;
       // Evicting one of several holders of shared weights frees nothing.
       const bool shared = !v.sha256.empty() && holders[v.sha256] > 1;
       const bool busy = v.handle.use_count() > 1 || v.handle->in_flight() > 0;
-      candidates.push_back({Key(name, version), shared ? 0 : v.memory_bytes, v.last_used,
+      candidates.push_back({VersionKey{name, version}, shared ? 0 : v.memory_bytes, v.last_used,
                             entry.config->lifecycle.pin, busy});
     }
   }
   const uint64_t budget = BudgetBytes(device);
   const uint64_t used = UsedBytes(device);
-  absl::StatusOr<std::vector<std::string>> victims =
+  absl::StatusOr<std::vector<VersionKey>> victims =
       ChooseEvictions(std::move(candidates), used, needed, budget);
   if (!victims.ok()) {
     return absl::UnavailableError(StrCat(
-        for_key, " cannot be loaded within the ", device, " memory budget (", FormatBytes(used),
-        " of ", FormatBytes(budget), " in use): ", victims.status().message()));
+        loading.ToString(), " cannot be loaded within the ", device, " memory budget (",
+        FormatBytes(used), " of ", FormatBytes(budget), " in use): ", victims.status().message()));
   }
   Callbacks unused;
-  for (const std::string& victim : *victims) {
-    const size_t colon = victim.rfind(':');
-    const std::string name = victim.substr(0, colon);
-    const int64_t version = std::stoll(victim.substr(colon + 1));
+  for (const auto& [name, version] : *victims) {
     VersionEntry& v = models_[name].versions[version];
     const int64_t idle_s =
         std::chrono::duration_cast<std::chrono::seconds>(options_.time->Now() - v.last_used)
             .count();
     spdlog::info("memory: evicting {} ({}, idle {} s, least recently used) to load {} on {}",
-                 victim, FormatBytes(v.memory_bytes), idle_s, for_key, device);
+                 VersionKey{name, version}.ToString(), FormatBytes(v.memory_bytes), idle_s,
+                 loading.ToString(), device);
     ++v.evictions;
     ++counters_.evictions;
     v.evicted = true;
     UnloadVersion(name, version, v, ModelState::kUnloaded,
-                  StrCat("evicted to make room for ", for_key, "; loads again on its next request"),
+                  StrCat("evicted to make room for ", loading.ToString(),
+                         "; loads again on its next request"),
                   dropped, &unused);
   }
   return absl::OkStatus();
@@ -434,7 +431,7 @@ absl::Status ModelManager::CheckInstanceCap(const std::string& name, int64_t ver
 }
 
 void ModelManager::RunLoadJob(const LoadJob& job) {
-  const std::string key = Key(job.name, job.version);
+  const VersionKey key{job.name, job.version};
   std::shared_ptr<const ModelConfig> config;
   Backend* backend = nullptr;
   std::filesystem::path dir;
