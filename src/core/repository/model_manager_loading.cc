@@ -106,31 +106,50 @@ void ModelManager::ReleaseLater(std::vector<ModelHandle>* dropped) {
   work_.NotifyAll();
 }
 
-void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
-                                   const std::vector<int64_t>* stable) {
-  const std::filesystem::path config_path = entry.dir / "config.yaml";
-  absl::StatusOr<std::string> text = ReadText(config_path);
+ModelManager::FolderContents ModelManager::ReadModelFolder(
+    const std::string& name, const std::vector<int64_t>* stable) const {
+  FolderContents folder;
+  const std::filesystem::path dir = repository_ / name;
+  const std::filesystem::path config_path = dir / "config.yaml";
+  folder.text = ReadText(config_path);
   std::error_code ec;
-  if (!text.ok() && !std::filesystem::exists(config_path, ec)) {
+  if (!folder.text.ok() && !std::filesystem::exists(config_path, ec)) {
     // Like Triton: a folder with only a model file serves, its signature read from the file.
-    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, entry.dir)) {
-      text = *generated;
+    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, dir)) {
+      folder.text = *generated;
     }
   }
-  absl::StatusOr<ModelConfig> parsed =
-      text.ok() ? ParseModelConfig(*text, name, config_path.string(), options_.defaults)
-                : absl::StatusOr<ModelConfig>(text.status());
-  Backend* backend = nullptr;
-  if (parsed.ok()) {
-    backend = FindBackend(parsed->backend);
-    if (backend == nullptr) {
+  folder.config = folder.text.ok() ? ParseModelConfig(*folder.text, name, config_path.string(),
+                                                      options_.defaults)
+                                   : absl::StatusOr<ModelConfig>(folder.text.status());
+  if (folder.config.ok()) {
+    folder.backend = FindBackend(folder.config->backend);
+    if (folder.backend == nullptr) {
       std::vector<std::string_view> known;
       for (const auto& b : backends_) known.push_back(b->name());
-      parsed = absl::InvalidArgumentError(
-          StrCat(config_path.string(), ": backend: '", parsed->backend,
+      folder.config = absl::InvalidArgumentError(
+          StrCat(config_path.string(), ": backend: '", folder.config->backend,
                  "' is not available in this build (available: ", StrJoin(known, ", "), ")"));
     }
   }
+  if (stable != nullptr) {
+    folder.versions = *stable;
+  } else {
+    VersionDirScan scan = ScanVersionDirs(dir);
+    for (const std::string& ignored : scan.ignored) {
+      spdlog::warn(
+          "model {}: ignoring folder '{}': version folders are named by a non-negative "
+          "integer without leading zeros",
+          name, ignored);
+    }
+    folder.versions = std::move(scan.versions);
+  }
+  return folder;
+}
+
+void ModelManager::ApplyModelFolder(const std::string& name, ModelEntry& entry,
+                                    FolderContents folder) {
+  absl::StatusOr<ModelConfig>& parsed = folder.config;
   if (!parsed.ok()) {
     if (entry.config) {
       // A broken edit of a served model's config: keep serving what is loaded.
@@ -142,9 +161,11 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
     spdlog::error("model {}: UNAVAILABLE: {}", name, std::string(parsed.status().message()));
     return;
   }
-  const bool changed = entry.config && entry.config_text != *text;
+  const std::string& text = *folder.text;
+  Backend* const backend = folder.backend;
+  const bool changed = entry.config && entry.config_text != text;
   entry.config_status = absl::OkStatus();
-  entry.config_text = *text;
+  entry.config_text = text;
   entry.backend = backend;
   auto config = std::make_shared<const ModelConfig>(*std::move(parsed));
   if (!entry.config || changed) entry.traffic = config->lifecycle.traffic;
@@ -152,20 +173,7 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
   // The same text parses to the same config: keeping it keeps what a load completed.
   if (!entry.config || changed) entry.config = std::move(config);
 
-  std::vector<int64_t> available;
-  if (stable != nullptr) {
-    available = *stable;
-  } else {
-    VersionDirScan scan = ScanVersionDirs(entry.dir);
-    for (const std::string& ignored : scan.ignored) {
-      spdlog::warn(
-          "model {}: ignoring folder '{}': version folders are named by a non-negative "
-          "integer without leading zeros",
-          name, ignored);
-    }
-    available = std::move(scan.versions);
-  }
-  entry.wanted = SelectVersions(entry.config->lifecycle.version_policy, available);
+  entry.wanted = SelectVersions(entry.config->lifecycle.version_policy, folder.versions);
   if (entry.wanted.empty()) {
     entry.config_status = absl::NotFoundError(
         StrCat(entry.dir.string(), ": no version folder (for example ",
@@ -197,11 +205,15 @@ void ModelManager::Reconcile(const std::string& name, bool force,
   Callbacks callbacks;
   bool nothing_queued = false;
   {
+    // The folder is read before mu_ is taken: requests for other models never wait for the
+    // file system (or for a config generated from a model file).
+    MutexLock folder_lock(&folders_mu_);
+    FolderContents folder = ReadModelFolder(name, stable);
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
     if (entry.dir.empty()) entry.dir = repository_ / name;
     const std::string previous_config = entry.config_text;
-    ReadModelFolder(name, entry, stable);
+    ApplyModelFolder(name, entry, std::move(folder));
     const bool changed = !previous_config.empty() && previous_config != entry.config_text;
     if (force) entry.requested = true;
     if (!entry.config_status.ok()) {
