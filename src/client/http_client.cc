@@ -13,6 +13,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/http_status.h"
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
 
@@ -73,25 +74,6 @@ class HttpConnection {
 
 namespace {
 
-absl::StatusCode CodeForHttp(unsigned status) {
-  switch (status) {
-    case 400:
-      return absl::StatusCode::kInvalidArgument;
-    case 404:
-      return absl::StatusCode::kNotFound;
-    case 429:
-      return absl::StatusCode::kResourceExhausted;
-    case 501:
-      return absl::StatusCode::kUnimplemented;
-    case 503:
-      return absl::StatusCode::kUnavailable;
-    case 504:
-      return absl::StatusCode::kDeadlineExceeded;
-    default:
-      return absl::StatusCode::kInternal;
-  }
-}
-
 absl::Status ErrorFrom(const HttpClient::Reply& reply) {
   rapidjson::Document doc;
   doc.Parse(reply.body.data(), reply.body.size());
@@ -99,7 +81,11 @@ absl::Status ErrorFrom(const HttpClient::Reply& reply) {
   if (!doc.HasParseError() && doc.IsObject() && doc.HasMember("error") && doc["error"].IsString()) {
     message = doc["error"].GetString();
   }
-  return absl::Status(CodeForHttp(reply.status), StrCat("HTTP ", reply.status, ": ", message));
+  // The server's own mapping, read backwards; a 2xx or 3xx that is not the answer expected is
+  // an error all the same.
+  absl::StatusCode code = StatusCodeForHttp(reply.status);
+  if (code == absl::StatusCode::kOk) code = absl::StatusCode::kUnknown;
+  return absl::Status(code, StrCat("HTTP ", reply.status, ": ", message));
 }
 
 std::string ModelPath(const std::string& model, const std::string& version) {

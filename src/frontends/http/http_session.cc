@@ -10,9 +10,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "common/http_status.h"
 #include "common/strings.h"
 #include "core/memory/process_memory.h"
-#include "frontends/http/http_status.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
 

@@ -7,7 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include "common/client_paths.h"
-#include "frontends/http/http_status.h"
+#include "common/http_status.h"
 
 namespace inferd {
 

@@ -62,7 +62,7 @@ class Responder {
 
 using ResponderPtr = std::shared_ptr<Responder>;
 
-// {"error": message} with the status that the code maps to (frontends/http/http_status.h).
+// {"error": message} with the status that the code maps to (common/http_status.h).
 HttpReply ErrorReply(const absl::Status& status);
 HttpReply ErrorReply(unsigned http_status, std::string_view message);
 

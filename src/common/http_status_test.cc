@@ -1,4 +1,4 @@
-#include "frontends/http/http_status.h"
+#include "common/http_status.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,8 @@
-// The one place where a Status code becomes an HTTP status, and back for replies that were
-// built with a bare HTTP status (405, 413) so that they are counted like the others.
-#ifndef INFERD_FRONTENDS_HTTP_HTTP_STATUS_H_
-#define INFERD_FRONTENDS_HTTP_HTTP_STATUS_H_
+// The one place where a Status code becomes an HTTP status, and back: for replies that were
+// built with a bare HTTP status (405, 413), so that they are counted like the others, and for
+// the C++ client (src/client), which turns an error reply into the Status the server had.
+#ifndef INFERD_COMMON_HTTP_STATUS_H_
+#define INFERD_COMMON_HTTP_STATUS_H_
 
 #include "absl/status/status.h"
 
@@ -19,4 +20,4 @@ absl::StatusCode StatusCodeForHttp(unsigned http_status);
 
 }  // namespace inferd
 
-#endif  // INFERD_FRONTENDS_HTTP_HTTP_STATUS_H_
+#endif  // INFERD_COMMON_HTTP_STATUS_H_
