@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_infer_codec.h"
@@ -38,21 +39,25 @@ class RefusedStream final : public grpc::ServerBidiReactor<inference::ModelInfer
   void OnDone() override { delete this; }
 };
 
+// The version a request names (nullopt: the default one); InvalidArgument for an empty model
+// name or a malformed version.
+absl::StatusOr<std::optional<int64_t>> RequestedVersion(const std::string& name,
+                                                        const std::string& version) {
+  if (name.empty()) return absl::InvalidArgumentError("the model name is empty");
+  return ParseGrpcVersion(version);
+}
+
 absl::StatusOr<ModelHandle> AcquireModel(const GrpcContext& ctx, const std::string& name,
                                          const std::string& version) {
-  if (name.empty()) return absl::InvalidArgumentError("the model name is empty");
-  absl::StatusOr<std::optional<int64_t>> parsed = ParseGrpcVersion(version);
-  if (!parsed.ok()) return parsed.status();
-  return ctx.models->Acquire(name, *parsed);
+  ASSIGN_OR_RETURN(std::optional<int64_t> parsed, RequestedVersion(name, version));
+  return ctx.models->Acquire(name, parsed);
 }
 
 // Metadata without loading: a lazy or evicted model is described too (as over HTTP).
 absl::StatusOr<ModelDescription> DescribeModel(const GrpcContext& ctx, const std::string& name,
                                                const std::string& version) {
-  if (name.empty()) return absl::InvalidArgumentError("the model name is empty");
-  absl::StatusOr<std::optional<int64_t>> parsed = ParseGrpcVersion(version);
-  if (!parsed.ok()) return parsed.status();
-  return ctx.inference->Describe(name, *parsed);
+  ASSIGN_OR_RETURN(std::optional<int64_t> parsed, RequestedVersion(name, version));
+  return ctx.inference->Describe(name, parsed);
 }
 
 }  // namespace
