@@ -21,6 +21,7 @@ if(INFERD_BUILD_FUZZERS)
   # and the targets that need them are never built in this configuration.
   add_library(inferd_libtorch INTERFACE)
   add_library(inferd_onnxruntime INTERFACE)
+  add_library(inferd_llama INTERFACE)
 else()
 # LibTorch. The wheel's TorchConfig.cmake insists on a CUDA toolkit because the wheel is a
 # CUDA build; the CPU path needs only libtorch_cpu and libc10, so they are imported directly.
@@ -47,6 +48,30 @@ add_library(inferd_onnxruntime INTERFACE)
 target_include_directories(inferd_onnxruntime SYSTEM INTERFACE "${INFERD_ORT_DIR}/include")
 target_link_libraries(inferd_onnxruntime INTERFACE "${INFERD_ORT_DIR}/lib/libonnxruntime.so")
 list(APPEND CMAKE_BUILD_RPATH "${INFERD_ORT_DIR}/lib")
+
+# llama.cpp (the llama backend), as the pinned llama-cpp-python wheel built it: its headers
+# (site-packages/include) and shared libraries (site-packages/llama_cpp/lib), found next to
+# torch in the same site-packages. Its Jinja engine (common/jinja), which the wheel does not
+# install, is compiled from the same release's source, which scripts/setup-llama-source
+# unpacks into third_party/.
+get_filename_component(INFERD_SITE_PACKAGES "${INFERD_TORCH_DIR}" DIRECTORY)
+set(INFERD_LLAMA_DIR "${INFERD_SITE_PACKAGES}" CACHE PATH
+  "site-packages with include/llama.h and llama_cpp/lib/libllama.so (pip install llama-cpp-python)")
+set(INFERD_LLAMA_SRC_DIR "${CMAKE_SOURCE_DIR}/third_party/llama.cpp-0.3.36" CACHE PATH
+  "llama.cpp source of the same release (scripts/setup-llama-source)")
+if(NOT EXISTS "${INFERD_LLAMA_DIR}/include/llama.h")
+  message(FATAL_ERROR "llama.cpp not found in ${INFERD_LLAMA_DIR}: pip install -r requirements.txt")
+endif()
+if(NOT EXISTS "${INFERD_LLAMA_SRC_DIR}/common/unicode.cpp")
+  message(FATAL_ERROR "llama.cpp source not found in ${INFERD_LLAMA_SRC_DIR}: run scripts/setup-llama-source")
+endif()
+add_library(inferd_llama INTERFACE)
+target_include_directories(inferd_llama SYSTEM INTERFACE "${INFERD_LLAMA_DIR}/include")
+target_link_libraries(inferd_llama INTERFACE
+  "${INFERD_LLAMA_DIR}/llama_cpp/lib/libllama.so"
+  "${INFERD_LLAMA_DIR}/llama_cpp/lib/libggml.so"
+  "${INFERD_LLAMA_DIR}/llama_cpp/lib/libggml-base.so")
+list(APPEND CMAKE_BUILD_RPATH "${INFERD_LLAMA_DIR}/llama_cpp/lib")
 endif()
 
 # gRPC and Protocol Buffers (Debian's libgrpc++-dev, protobuf-compiler-grpc): the gRPC

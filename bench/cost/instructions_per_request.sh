@@ -24,10 +24,11 @@ rm -f callgrind.out*
 valgrind --tool=callgrind --callgrind-out-file=callgrind.out "$BIN" --model-repository repo \
   --http-port "$PORT" --log-level warn --access-log false --busy-poll-us 0 > valgrind.log 2>&1 &
 pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
+# Waited for, so that the next probe (compare_instructions.sh runs four) finds the port free.
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
 # Startup under valgrind loads LibTorch instrumented: minutes, more on a busy machine.
 for _ in $(seq "$(( ${READY_WAIT_S:-600} * 2 ))"); do
-  curl -s -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.5
+  curl -sf -o /dev/null "localhost:$PORT/v2/health/ready" && break; sleep 0.5
 done
 curl -sf -o /dev/null "localhost:$PORT/v2/health/ready" || { echo "inferd not ready" >&2; exit 1; }
 wrk -t1 -c8 -d3s -s "$root/bench/predict.lua" "http://127.0.0.1:$PORT$target" \
@@ -52,8 +53,10 @@ PY
 callgrind_control -d "$pid" > /dev/null 2>&1
 dump="$(ls -t callgrind.out.* | head -1)"
 echo "$BIN: instructions per request ($REQUESTS x POST $target; inclusive for threads, exclusive for functions)"
+# sed -n, not head: head stops reading early, and under pipefail the SIGPIPE it leaves the
+# commands before it with fails the run after the output is written.
 callgrind_annotate --threshold=100 "$dump" 2>/dev/null | sed -n '/file:function/,$p' | tail -n +3 \
-  | head -n "$((TOP + 2))" | python3 -c '
+  | sed -n "1,$((TOP + 2))p" | python3 -c '
 import re, sys
 n = int(sys.argv[1])
 for line in sys.stdin:

@@ -14,6 +14,7 @@ const state = {
   charts: {},    // id -> {plot, models}
   polls: 0,
   lastData: null,
+  prevData: null,  // the previous poll's data (token rates)
 };
 window.inferdDashboard = state;  // for the browser tests and for curious operators
 
@@ -146,6 +147,32 @@ function renderModels(data, latest) {
     `${data.models.filter((m) => m.state === "READY").length} / ${data.models.length}`;
 }
 
+// Language models (the "generation" statistics of /dashboard/data): token rates between this
+// poll and the last, mean time to first token and per output token over that interval (the
+// whole run's mean until there are two polls), sequences, queue and KV cache use.
+function renderLlm(data, prev) {
+  const models = data.models.filter((m) => m.generation);
+  document.getElementById("llm-section").hidden = models.length === 0;
+  const body = document.querySelector("#llm-table tbody");
+  body.textContent = "";
+  const dt = prev ? (data.time_ms - prev.time_ms) / 1000 : 0;
+  for (const m of models) {
+    const g = m.generation;
+    const p = prev?.models.find((x) => x.name === m.name && x.version === m.version)?.generation;
+    const rate = (key) => (p && dt > 0 ? Math.max(0, g[key] - p[key]) / dt : null);
+    const row = body.insertRow();
+    row.dataset.model = m.name;
+    cell(row, m.name);
+    cell(row, fmt(rate("completion_tokens")));
+    cell(row, fmt(rate("prompt_tokens")));
+    cell(row, `${fmt(g.time_to_first_token_ms_mean)} ms`);
+    cell(row, `${fmt(g.time_per_output_token_ms_mean, 2)} ms`);
+    cell(row, `${g.active_sequences} / ${g.parallel}`);
+    cell(row, String(g.queued));
+    cell(row, `${g.kv_cache_used_tokens} / ${g.kv_cache_tokens} tokens`);
+  }
+}
+
 function renderMemory(data) {
   const el = document.getElementById("memory");
   el.textContent = "";
@@ -213,6 +240,8 @@ function render(data) {
     latest && latest.p99 !== null ? `${fmt(latest.p99, 2)} ms` : "–";
   document.getElementById("total-errors").textContent = latest ? fmt(latest.errors, 2) : "–";
   renderModels(data, latest);
+  renderLlm(data, state.prevData);
+  state.prevData = data;
   renderMemory(data);
   renderErrors(data);
 

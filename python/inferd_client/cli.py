@@ -8,6 +8,7 @@ KServe v2 JSON body or .npy files, against any KServe v2 HTTP server.
   inferd-cli load MODEL | unload MODEL
   inferd-cli infer MODEL --json body.json            (the body's "inputs"; JSON data)
   inferd-cli infer MODEL --npy features=x.npy [--out score.npy] [--no-binary]
+  inferd-cli chat MODEL [--system TEXT] [--message TEXT]   (a language model; streams replies)
 """
 
 from __future__ import annotations
@@ -68,6 +69,35 @@ def _infer(client: Client, args) -> int:
     return 0
 
 
+def _chat(client: Client, args) -> int:
+    """One message (--message), or a conversation read line by line from stdin."""
+    messages = [{"role": "system", "content": args.system}] if args.system else []
+    interactive = args.message is None and sys.stdin.isatty()
+    turns = [args.message] if args.message is not None else None
+    while True:
+        if turns is not None:
+            if not turns:
+                return 0
+            text = turns.pop(0)
+        else:
+            if interactive:
+                print("you> ", end="", flush=True)
+            line = sys.stdin.readline()
+            if not line:
+                return 0
+            text = line.rstrip("\n")
+            if not text:
+                continue
+        messages.append({"role": "user", "content": text})
+        reply = []
+        for piece in client.chat(args.model, messages, max_tokens=args.max_tokens,
+                                 temperature=args.temperature, seed=args.seed):
+            reply.append(piece)
+            print(piece, end="", flush=True)
+        print()
+        messages.append({"role": "assistant", "content": "".join(reply)})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="inferd-cli", description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default="localhost:8080",
@@ -96,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--output", action="append", help="output to return (default: all)")
     p.add_argument("--out", help="save the (single) output to this .npy file")
     p.add_argument("--no-binary", action="store_true", help="send JSON tensors, not binary")
+    p = sub.add_parser("chat", help="chat with a language model (streams the replies)")
+    p.add_argument("model")
+    p.add_argument("--system", help="a system message")
+    p.add_argument("--message", help="one message (default: read messages from stdin)")
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--seed", type=int)
     args = parser.parse_args(argv)
 
     api_key = os.environ.get(args.api_key_env) or ""
@@ -119,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"unloaded {args.model}")
             elif args.command == "infer":
                 return _infer(client, args)
+            elif args.command == "chat":
+                return _chat(client, args)
         except InferdError as e:
             print(f"inferd-cli: {e.status}: {e.message}", file=sys.stderr)
             return 2

@@ -10,7 +10,7 @@ import json
 import os
 import ssl
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import quote
 
 from .tensors import Tensor
@@ -175,6 +175,65 @@ class Client:
         if status != 200:
             raise InferdError(status, _error_message(data))
         return _parse_infer_reply(reply_headers, data)
+
+
+    # --- language models ------------------------------------------------------------------
+
+    def generate(self, model: str, prompt: str, *, max_tokens: int | None = None,
+                 temperature: float | None = None, seed: int | None = None,
+                 version: str | None = None) -> dict[str, Any]:
+        """Completes `prompt` in one reply (the KServe generate extension): a dict with
+        text_output, finish_reason and usage (prompt_tokens, completion_tokens)."""
+        parameters = {key: value for key, value in (("max_tokens", max_tokens),
+                                                    ("temperature", temperature),
+                                                    ("seed", seed)) if value is not None}
+        body = json.dumps({"text_input": prompt, "parameters": parameters}).encode()
+        status, _, data = self._request("POST", _model_path(model, version) + "/generate", body,
+                                        {"Content-Type": "application/json"})
+        if status != 200:
+            raise InferdError(status, _error_message(data))
+        return json.loads(data)
+
+    def chat(self, model: str, messages: Sequence[Mapping[str, str]], *,
+             max_tokens: int | None = None, temperature: float | None = None,
+             seed: int | None = None) -> Iterator[str]:
+        """Streams the assistant's reply to `messages` (OpenAI chat format) piece by piece."""
+        body: dict[str, Any] = {"model": model, "messages": list(messages), "stream": True}
+        for key, value in (("max_tokens", max_tokens), ("temperature", temperature),
+                           ("seed", seed)):
+            if value is not None:
+                body[key] = value
+        # A connection of its own (TLS and the API key as the client's): the reply is read
+        # while it is generated.
+        if self._tls:
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout,
+                                               context=self._ssl)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        try:
+            conn.request("POST", "/v1/chat/completions", body=json.dumps(body).encode(),
+                         headers={**self._auth, "Content-Type": "application/json"})
+            response = conn.getresponse()
+            if response.status != 200:
+                data = response.read()
+                try:
+                    message = json.loads(data)["error"]["message"]
+                except (ValueError, KeyError, TypeError):
+                    message = data.decode(errors="replace")
+                raise InferdError(response.status, message)
+            for raw in response:
+                line = raw.decode().strip()
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                event = json.loads(line[len("data: "):])
+                if "error" in event:
+                    raise InferdError(500, event["error"].get("message", str(event["error"])))
+                for choice in event.get("choices", []):
+                    piece = choice.get("delta", {}).get("content")
+                    if piece:
+                        yield piece
+        finally:
+            conn.close()
 
 
 def _model_path(model: str, version: str | None) -> str:

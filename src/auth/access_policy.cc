@@ -72,6 +72,14 @@ absl::StatusOr<const ApiKey*> AccessPolicy::Authenticate(Access access,
   return key;
 }
 
+absl::Status CheckTenantModel(Tenant& tenant, std::string_view model) {
+  if (tenant.MayUse(model)) return absl::OkStatus();
+  tenant.CountRejection(TenantRejection::kModel);
+  return absl::PermissionDeniedError(
+      StrCat("tenant '", tenant.name(), "' may not use model '", model,
+             "' (its models: ", StrJoin(tenant.limits().models, ", "), ")"));
+}
+
 absl::Status AccessPolicy::Check(const RouteAccess& route, std::string_view authorization,
                                  AccessGrant* grant, AccessDenial* denial) const {
   absl::StatusOr<const ApiKey*> key = Authenticate(route.access, authorization);
@@ -80,11 +88,10 @@ absl::Status AccessPolicy::Check(const RouteAccess& route, std::string_view auth
   Tenant* tenant = *key != nullptr ? (*key)->tenant : nullptr;
   if (tenant == nullptr) return absl::OkStatus();
   const std::string_view model = route.model;
-  if (route.for_model && !model.empty() && !tenant->MayUse(model)) {
-    tenant->CountRejection(TenantRejection::kModel);
-    return Deny(denial, absl::PermissionDeniedError(StrCat(
-                            "tenant '", tenant->name(), "' may not use model '", model,
-                            "' (its models: ", StrJoin(tenant->limits().models, ", "), ")")));
+  if (route.for_model && !model.empty()) {
+    if (absl::Status allowed = CheckTenantModel(*tenant, model); !allowed.ok()) {
+      return Deny(denial, allowed);
+    }
   }
   if (route.for_model && model.empty() && !tenant->limits().models.empty()) {
     // A request that names no model (POST /predict without ?model=) could reach any model.

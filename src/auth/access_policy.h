@@ -47,6 +47,11 @@ struct AccessDenial {
 // empty when the value is not a bearer credential.
 std::string_view BearerToken(std::string_view authorization);
 
+// Whether `tenant` may use `model` (counting a refusal when not): for the frontends whose
+// requests name their model in the body (OpenAI's /v1/chat/completions), checked once the
+// body is parsed; Check does the same for models named in the path.
+absl::Status CheckTenantModel(Tenant& tenant, std::string_view model);
+
 class AccessPolicy {
  public:
   explicit AccessPolicy(AccessPolicyOptions options) : options_(options) {}

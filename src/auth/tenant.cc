@@ -62,7 +62,9 @@ absl::StatusOr<TenantPermit> Tenant::Admit(Duration* retry_after) {
   } else {
     in_flight_.fetch_add(1, std::memory_order_acq_rel);
   }
-  if (bucket_) {
+  // The bucket exists exactly when the limits set a rate (the constructor): checking the
+  // constant limit keeps unlimited tenants off the lock.
+  if (limits_.requests_per_second > 0) {
     Duration wait{};
     bool taken = false;
     {

@@ -343,8 +343,15 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     }
     config.max_batch_size = static_cast<int>(max_batch);
   }
-  ASSIGN_OR_RETURN(config.inputs, ParseTensorSpecs(reader, root["inputs"], "inputs"));
-  ASSIGN_OR_RETURN(config.outputs, ParseTensorSpecs(reader, root["outputs"], "outputs"));
+  if (config.backend == "llama" && !root["inputs"] && !root["outputs"]) {
+    // A language model's tensors are fixed: the prompt in, the generated text out (the names
+    // of the KServe generate extension).
+    config.inputs = {TensorSpec{"text_input", DataType::kBytes, {1}}};
+    config.outputs = {TensorSpec{"text_output", DataType::kBytes, {1}}};
+  } else {
+    ASSIGN_OR_RETURN(config.inputs, ParseTensorSpecs(reader, root["inputs"], "inputs"));
+    ASSIGN_OR_RETURN(config.outputs, ParseTensorSpecs(reader, root["outputs"], "outputs"));
+  }
   ASSIGN_OR_RETURN(config.instances,
                    ParseInstances(reader, root["instances"], defaults.instance_count));
   ASSIGN_OR_RETURN(config.dynamic_batching,

@@ -543,5 +543,17 @@ TEST(ModelConfigTest, ExampleShapeHasTheBatchAndOneForVariableDimensions) {
   EXPECT_THAT(config.ExampleShape(spec, 5), ElementsAre(5, 3, 1));
 }
 
+TEST(ModelConfigTest, ALlamaModelDeclaresTextInAndTextOut) {
+  absl::StatusOr<ModelConfig> config =
+      ParseModelConfig("backend: llama\nparameters:\n  parallel: 2\n", "chat", kSource);
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(config->inputs.size(), 1u);
+  EXPECT_EQ(config->inputs[0].name, "text_input");
+  EXPECT_EQ(config->inputs[0].datatype, DataType::kBytes);
+  ASSERT_EQ(config->outputs.size(), 1u);
+  EXPECT_EQ(config->outputs[0].name, "text_output");
+  EXPECT_EQ(config->parameters.at("parallel"), "2");
+}
+
 }  // namespace
 }  // namespace inferd

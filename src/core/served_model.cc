@@ -1,5 +1,7 @@
 #include "core/served_model.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "common/strings.h"
@@ -30,12 +32,24 @@ ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t vers
       version_(version),
       platform_(platform),
       model_(std::move(model)),
+      generative_(dynamic_cast<GenerativeModel*>(model_.get())),
       tuning_(std::move(tuning)),
       stats_(std::move(observer)),
       scheduler_(MakeSchedulerOptions(*config_, version_, std::move(policy)), config_.get(),
                  model_.get(), &stats_) {}
 
-ServedModel::~ServedModel() { scheduler_.Stop(); }
+ServedModel::~ServedModel() {
+  if (GenerativeModel* generator = generative_) {
+    // The last user of the engine ends its sequences now (they get Unavailable). When an
+    // identical file's other version shares the engine, this version's requests run on to
+    // their end instead: their callbacks refer to this object.
+    if (model_.use_count() == 1) generator->Shutdown();
+    while (in_flight_.load(std::memory_order_acquire) > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  scheduler_.Stop();
+}
 
 void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
   if (absl::Status valid = ValidateAndOrderInputs(*config_, *request); !valid.ok()) {
@@ -52,6 +66,29 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
   scheduler_.Enqueue(std::move(request));
 }
 
-void ServedModel::Stop() { scheduler_.Stop(); }
+void ServedModel::Generate(std::unique_ptr<GenerateRequest> request) {
+  GenerativeModel* generator = generative_;
+  if (generator == nullptr) {
+    GenerationEvent event;
+    event.done = true;
+    event.status = absl::InvalidArgumentError(
+        StrCat("model '", config_->name, "' does not generate text (backend ", config_->backend,
+               "); use its infer endpoint"));
+    request->on_event(std::move(event));
+    return;
+  }
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  request->on_event = [this, done = std::move(request->on_event)](GenerationEvent event) {
+    const bool last = event.done;
+    if (last) in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    done(std::move(event));
+  };
+  generator->Generate(std::move(request));
+}
+
+void ServedModel::Stop() {
+  if (GenerativeModel* generator = generative_) generator->Shutdown();
+  scheduler_.Stop();
+}
 
 }  // namespace inferd

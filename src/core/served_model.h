@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/backend.h"
+#include "core/generation.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
 #include "core/model_observer.h"
@@ -54,7 +55,15 @@ class ServedModel {
   // is delivered through request->on_complete.
   void Infer(std::unique_ptr<InferRequest> request);
 
-  // Refuses new requests and finishes the queued ones.
+  // Null unless the model generates text: a BackendModel that also implements
+  // GenerativeModel (core/generation.h), as the llama backend's models do.
+  GenerativeModel* generative() const { return generative_; }
+  // Queues a generation request (the model must be generative()); counted in in_flight()
+  // until its last event. Every outcome arrives through request->on_event.
+  void Generate(std::unique_ptr<GenerateRequest> request);
+
+  // Refuses new requests and finishes the queued ones (a generative model's running
+  // sequences end with Unavailable).
   void Stop();
 
  private:
@@ -62,6 +71,7 @@ class ServedModel {
   const int64_t version_;
   const std::string platform_;
   const std::shared_ptr<BackendModel> model_;
+  GenerativeModel* const generative_;  // model_ itself, or null
   const std::optional<BatchTuning> tuning_;
   ModelStats stats_;
   std::atomic<int64_t> in_flight_{0};

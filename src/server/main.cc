@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/llama/llama_backend.h"
 #include "backends/onnx/onnx_backend.h"
 #include "backends/torch/torch_backend.h"
 #include "common/client_paths.h"
@@ -99,6 +100,9 @@ int Run(const ServerOptions& options) {
       OnnxBackendOptions{.intra_op_threads = options.intra_op_threads});
   spdlog::info("backend onnx: {}", onnx->Describe());
   backends.push_back(std::move(onnx));
+  auto llama = std::make_unique<LlamaBackend>();
+  spdlog::info("backend llama: {}", llama->Describe());
+  backends.push_back(std::move(llama));
 
   MetricsRegistry metrics(kInferdVersion);
   RecentErrors recent_errors;

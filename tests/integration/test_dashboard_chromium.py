@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,40 @@ def test_dashboard_assets_and_data_endpoint(demo_server):
     assert {"inferd_requests_total", "inferd_request_duration_seconds",
             "process_resident_memory_bytes"} <= names
     assert demo_server.post("/dashboard/data", {}).status_code == 405
+
+
+def test_dashboard_shows_a_language_models_tokens_and_sequences(start_server, tmp_path, browser):
+    from llm_helpers import add_llm
+
+    repo = tmp_path / "repo"
+    add_llm(repo, "smollm2", parallel=2)
+    server = start_server(repo)
+    browser.get(f"{server.url}/dashboard?interval_ms=500")
+    wait_until(lambda: browser.execute_script(
+        "return !document.getElementById('llm-section').hidden"), 20, "the language models table")
+    body = {"model": "smollm2", "prompt": "1, 2, 3,", "max_tokens": 8, "temperature": 0}
+    for _ in range(3):
+        assert requests.post(f"{server.url}/v1/completions", json=body, timeout=60).ok
+
+    def row():
+        return browser.execute_script(
+            "const r = document.querySelector('#llm-table tr[data-model=smollm2]');"
+            "return r ? [...r.cells].map(c => c.textContent) : null;")
+
+    # The mean time to first token of the three requests, and their sequences gone.
+    cells = wait_until(lambda: (r := row()) and r[3] != "0.0 ms" and r[5] == "0 / 2" and r, 20,
+                       "the model's row after the requests")
+    assert cells[0] == "smollm2"
+    assert float(cells[3].split()[0]) > 0, cells
+    assert cells[5] == "0 / 2" and cells[6] == "0", cells
+    assert re.fullmatch(r"\d+ / 1024 tokens", cells[7]), cells
+    # Output tokens per second between two polls while a longer request decodes.
+    long_body = dict(body, max_tokens=120, prompt="1, 2, 3, 4,")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(requests.post, f"{server.url}/v1/completions", json=long_body,
+                              timeout=300)
+        busy = wait_until(lambda: (r := row()) and r[1] not in ("–", "0.0") and r, 30,
+                          "output tokens per second above 0")
+        assert running.result().ok
+    assert float(busy[1]) > 0, busy
+    assert console_errors(browser) == [], console_errors(browser)

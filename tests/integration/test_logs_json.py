@@ -22,7 +22,7 @@ def post_with_id(server, path: str, body, request_id: str) -> requests.Response:
 def json_lines(server) -> list[dict]:
     lines = []
     for line in server.log().splitlines():
-        if line.startswith("--- start attempt"):  # written by the test harness
+        if line.startswith("--- start: "):  # written by the test harness
             continue
         lines.append(json.loads(line))  # every line inferd writes must parse
     return lines

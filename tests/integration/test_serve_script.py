@@ -35,6 +35,12 @@ def test_serve_script_serves_the_demo_and_takes_flags(tmp_path):
                                timeout=10)
         assert answer.status_code == 200, answer.text
         assert len(answer.json()["output"]) == 1
+        # The chat model, loaded on this first request.
+        chat = requests.post(url + "/v1/chat/completions", timeout=120, json={
+            "model": "smollm2", "max_tokens": 8,
+            "messages": [{"role": "user", "content": "Hi!"}]})
+        assert chat.status_code == 200, chat.text
+        assert chat.json()["choices"][0]["message"]["content"]
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0

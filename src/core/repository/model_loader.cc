@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/config_completer.h"
+#include "core/generation.h"
 #include "core/scheduling/batch_tuner.h"
 
 namespace inferd {
@@ -117,19 +118,23 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> loaded, backend.Load(request));
     model = std::move(loaded);
   }
-  if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
-    // Mismatches are config errors; name the file the user has to fix.
-    const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument
-                                            ? model_dir / "config.yaml"
-                                            : request.version_dir;
-    return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
-  }
-  // TorchScript's profiling executor records shapes on the first run and optimizes the
-  // graph on the second: without this run the first real request paid for it (resnet18:
-  // ~1-3 s on 2 cores, bench/results/*-lifecycle.md), after the model had been published.
-  if (absl::Status again = WarmUpAndCheckOutputs(*config, *model); !again.ok()) {
-    return absl::Status(again.code(), StrCat(request.version_dir.string(),
-                                             ": second warm-up run failed: ", again.message()));
+  // A language model has no fixed-shape run to warm up: its engine allocates its buffers
+  // when its context is created, and a generation of zero inputs means nothing.
+  if (dynamic_cast<GenerativeModel*>(model.get()) == nullptr) {
+    if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
+      // Mismatches are config errors; name the file the user has to fix.
+      const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument
+                                              ? model_dir / "config.yaml"
+                                              : request.version_dir;
+      return absl::Status(warm.code(), StrCat(where.string(), ": ", warm.message()));
+    }
+    // TorchScript's profiling executor records shapes on the first run and optimizes the
+    // graph on the second: without this run the first real request paid for it (resnet18:
+    // ~1-3 s on 2 cores, bench/results/*-lifecycle.md), after the model had been published.
+    if (absl::Status again = WarmUpAndCheckOutputs(*config, *model); !again.ok()) {
+      return absl::Status(again.code(), StrCat(request.version_dir.string(),
+                                               ": second warm-up run failed: ", again.message()));
+    }
   }
   BatchPolicy policy = PolicyFromConfig(*config);
   std::optional<BatchTuning> tuning;

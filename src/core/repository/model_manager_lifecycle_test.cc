@@ -324,7 +324,7 @@ TEST_F(ModelLifecycleTest, ExplicitControlLoadsOnlyWhatItIsTold) {
   EXPECT_EQ(StateOf("b", 1), ModelState::kUnloaded);
   absl::StatusOr<ModelHandle> b = AcquireForInference("b");
   EXPECT_EQ(b.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(std::string(b.status().message()), HasSubstr("/v2/repository/models/b/load"));
+  EXPECT_THAT(std::string(b.status().message()), HasSubstr("a repository load request loads it"));
   ASSERT_TRUE(manager_->Load("b").ok());
   EXPECT_EQ(StateOf("b", 1), ModelState::kReady);
   ASSERT_TRUE(manager_->Unload("a").ok());

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -84,8 +85,8 @@ class FakeBackend : public Backend {
     DataType output_type = DataType::kFp32;
     if (auto it = request.config->parameters.find("output_datatype");
         it != request.config->parameters.end()) {
-      absl::StatusOr<DataType> parsed = ParseDataType(it->second);
-      if (!parsed.ok()) return parsed.status();
+      const std::optional<DataType> parsed = ParseDataType(it->second);
+      if (!parsed) return absl::InvalidArgumentError("output_datatype: unknown datatype");
       output_type = *parsed;
     }
     return std::make_unique<DoublingModel>(output_type);

@@ -4,9 +4,26 @@
 #include <string>
 #include <utility>
 
-
 namespace inferd {
 namespace {
+
+// A streamed reply holds the tenant's slot until its last piece (or, when the client goes
+// away first, until the stream is dropped: the permit then finishes as cancelled).
+class PermitStream : public ReplyStream {
+ public:
+  PermitStream(ReplyStreamPtr inner, std::shared_ptr<TenantPermit> permit)
+      : inner_(std::move(inner)), permit_(std::move(permit)) {}
+
+  void Write(std::string data) override { inner_->Write(std::move(data)); }
+  void End(std::string data) override {
+    permit_->Finish(absl::StatusCode::kOk);
+    inner_->End(std::move(data));
+  }
+
+ private:
+  const ReplyStreamPtr inner_;
+  const std::shared_ptr<TenantPermit> permit_;
+};
 
 class PermitResponder : public Responder {
  public:
@@ -24,6 +41,16 @@ class PermitResponder : public Responder {
       permit->Finish(StatusCodeOf(reply));
       return reply;
     });
+  }
+
+  ReplyStreamPtr StartStream(HttpReply head) override {
+    ReplyStreamPtr stream = inner_->StartStream(std::move(head));
+    if (stream == nullptr) return nullptr;
+    return std::make_shared<PermitStream>(std::move(stream), permit_);
+  }
+
+  void WatchDisconnect(std::function<void()> on_disconnect) override {
+    inner_->WatchDisconnect(std::move(on_disconnect));
   }
 
   RequestRecord* record() override { return inner_->record(); }

@@ -10,12 +10,14 @@
 
 #include "common/clock.h"
 #include "common/strings.h"
+#include "frontends/http/generation_stats.h"
 #include "frontends/http/index_row.h"
 
 namespace inferd {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+// The statistics writers (WriteGenerationStats) take this one.
+using Writer = JsonWriter;
 
 void WriteString(Writer& writer, std::string_view text) {
   writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
@@ -116,6 +118,10 @@ HttpReply HandleDashboardData(const HandlerContext& ctx) {
         writer.Uint64(model->queue_depth());
         writer.Key("max_batch_size");
         writer.Int64(model->config().max_batch_size);
+        // A language model: tokens in and out, time to first token, sequences, KV cache.
+        if (const GenerativeModel* generator = model->generative(); generator != nullptr) {
+          WriteGenerationStats(generator->Stats(), writer);
+        }
       }
     }
     writer.EndObject();

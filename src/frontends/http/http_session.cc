@@ -47,7 +47,9 @@ constexpr std::chrono::seconds kHandshakeTimeout{30};
 template <class Session>
 class SessionResponder : public Responder {
  public:
-  explicit SessionResponder(std::shared_ptr<Session> session) : session_(std::move(session)) {}
+  // Made on the session's strand, for the request it has just read.
+  explicit SessionResponder(std::shared_ptr<Session> session)
+      : session_(std::move(session)), request_(session_->request_number()) {}
 
   void Send(HttpReply reply) override {
     asio::dispatch(session_->executor(), [session = session_, reply = std::move(reply)]() mutable {
@@ -61,10 +63,49 @@ class SessionResponder : public Responder {
     });
   }
 
+  ReplyStreamPtr StartStream(HttpReply head) override {
+    asio::dispatch(session_->executor(),
+                   [session = session_, request = request_, head = std::move(head)]() mutable {
+                     session->BeginStream(request, std::move(head));
+                   });
+    return std::make_shared<SessionStream>(session_, request_);
+  }
+
+  void WatchDisconnect(std::function<void()> on_disconnect) override {
+    asio::dispatch(session_->executor(), [session = session_, request = request_,
+                                          on_disconnect = std::move(on_disconnect)]() mutable {
+      session->WatchDisconnect(request, std::move(on_disconnect));
+    });
+  }
+
   RequestRecord* record() override { return session_->record(); }
 
  private:
+  // Posts (never dispatches) so that pieces from one thread keep their order.
+  class SessionStream : public ReplyStream {
+   public:
+    SessionStream(std::shared_ptr<Session> session, uint64_t request)
+        : session_(std::move(session)), request_(request) {}
+    void Write(std::string data) override {
+      asio::post(session_->executor(),
+                 [session = session_, request = request_, data = std::move(data)]() mutable {
+                   session->StreamWrite(request, std::move(data));
+                 });
+    }
+    void End(std::string data) override {
+      asio::post(session_->executor(),
+                 [session = session_, request = request_, data = std::move(data)]() mutable {
+                   session->StreamEnd(request, std::move(data));
+                 });
+    }
+
+   private:
+    std::shared_ptr<Session> session_;
+    const uint64_t request_;
+  };
+
   std::shared_ptr<Session> session_;
+  const uint64_t request_;
 };
 
 template <class Stream>
@@ -196,6 +237,8 @@ void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
 
   shared_->in_flight.fetch_add(1);
   request_counted_ = true;
+  ++request_number_;
+  answered_ = false;
   http::request<http::string_body>& request = parser_->get();
   keep_alive_ = request.keep_alive();
   head_request_ = request.method() == http::verb::head;
@@ -243,20 +286,27 @@ void BasicHttpSession<Stream>::BeginRecord(std::string_view method, std::string_
 template <class Stream>
 void BasicHttpSession<Stream>::FinishRecord(HttpReply& reply) {
   if (!record_.active) return;
-  record_.active = false;
   reply.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
+  RecordFinished(reply.status, StatusCodeOf(reply),
+                 std::string_view(reply.error.message().data(), reply.error.message().size()));
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::RecordFinished(unsigned status, absl::StatusCode code,
+                                              std::string_view error) {
+  if (!record_.active) return;
+  record_.active = false;
   if (shared_->recorder != nullptr) {
-    const absl::StatusCode code = StatusCodeOf(reply);
     FinishedRequest finished;
     finished.request_id = record_.request_id;
     finished.method = record_.method;
     finished.path = record_.path;
     finished.model = record_.model.get();
     finished.code = code;
-    finished.http_status = reply.status;
+    finished.http_status = status;
     finished.latency = Clock::now() - record_.received;
     finished.batch_size = record_.batch_size;
-    finished.error = std::string_view(reply.error.message().data(), reply.error.message().size());
+    finished.error = error;
     shared_->recorder->Finished(finished);
   }
   // Do not keep the model version pinned while the connection idles.
@@ -265,6 +315,7 @@ void BasicHttpSession<Stream>::FinishRecord(HttpReply& reply) {
 
 template <class Stream>
 void BasicHttpSession<Stream>::WriteReply(HttpReply reply) {
+  answered_ = true;
   FinishRecord(reply);
   const unsigned version = parser_->get().version();
   // While draining, tell clients to reconnect elsewhere instead of reusing this connection.
@@ -303,6 +354,16 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
   if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
     buffer_.shrink_to_fit();
     buffer_.reserve(kSmallBody);
+  }
+  on_disconnect_ = nullptr;
+  if (watching_) {
+    // The disconnect watch still has a read outstanding: cancel it; its handler goes on to
+    // the next request (or closes).
+    if (ec || !keep_alive_) return Close();
+    reply_done_ = true;
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().cancel(ignored);
+    return;
   }
   if (ec || !keep_alive_) return DiscardAndClose();
   ReadHeader();

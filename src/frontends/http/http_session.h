@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,22 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   // Writes `reply` for the current request; must run on the session's strand.
   void WriteReply(HttpReply reply);
 
+  // A streamed reply for the current request (http_session_stream.cc); on the strand.
+  // BeginStream sends the head, StreamWrite one piece, StreamEnd the last one.
+  // Each takes the number of the request it belongs to (request_number() when its responder
+  // was made) and does nothing for an earlier request's stream.
+  void BeginStream(uint64_t request, HttpReply head);
+  void StreamWrite(uint64_t request, std::string data);
+  void StreamEnd(uint64_t request, std::string data);
+  // Reads from the socket while the current request is being answered, so that a client
+  // closing the connection is noticed (then `on_disconnect` runs, once). What it reads
+  // instead (a pipelined request) is kept for the next request. On the strand. Over TLS it
+  // does nothing: a read beside the reply's writes, cancelled mid-record, could break the
+  // TLS stream; a streamed reply still notices the client going away when a write fails.
+  void WatchDisconnect(uint64_t request, std::function<void()> on_disconnect);
+  // Counts the requests read on this connection; on the strand.
+  uint64_t request_number() const { return request_number_; }
+
   auto executor() { return stream_.get_executor(); }
   // The current request's record; on the session's strand only.
   RequestRecord* record() { return &record_; }
@@ -74,6 +91,12 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void OnWrite(boost::beast::error_code ec);
   void DiscardAndClose();
   void Close();
+  void FlushStream();
+  void OnStreamWrite(boost::beast::error_code ec);
+  void OnWatch(boost::beast::error_code ec, size_t bytes);
+  // Records the finished request (its HTTP status, the code it is counted under and its
+  // error message) for metrics and the access log.
+  void RecordFinished(unsigned status, absl::StatusCode code, std::string_view error);
 
   Stream stream_;
   boost::beast::flat_buffer buffer_;
@@ -86,6 +109,19 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool request_counted_ = false;
   bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
   RequestRecord record_;
+  // A streamed reply in progress: what waits to be written, what is being written.
+  bool streaming_ = false;
+  bool stream_ending_ = false;
+  bool stream_writing_ = false;
+  bool stream_chunked_ = true;
+  std::string stream_pending_;
+  std::string stream_inflight_;
+  // The disconnect watch (WatchDisconnect): a read outstanding on the socket.
+  uint64_t request_number_ = 0;
+  bool answered_ = false;  // the current request's reply has been started or sent
+  bool watching_ = false;
+  bool reply_done_ = false;  // the reply is out; the watch read is being cancelled
+  std::function<void()> on_disconnect_;
   // Starts the record of a request that has been read (or rejected while reading).
   void BeginRecord(std::string_view method, std::string_view path, std::string_view id_header);
   // Records the finished request; adds its id to the reply headers.

@@ -14,6 +14,8 @@
 
 namespace inferd {
 
+class Tenant;  // auth/tenant.h
+
 struct RequestRecord;  // frontends/http/request_record.h
 
 enum class HttpMethod { kGet, kHead, kPost, kOther };
@@ -28,6 +30,9 @@ struct HttpRequestView {
   std::vector<std::pair<std::string_view, std::string_view>> headers;
   // The caller's tenant's default queue priority (auth/tenant.h); 0: none.
   int tenant_priority = 0;
+  // The caller's tenant, for handlers whose model is named in the body (its model list is
+  // checked once the body is parsed); null: no tenant.
+  Tenant* tenant = nullptr;
 
   // The value of header `name` (case-insensitive), empty when absent.
   std::string_view Header(std::string_view name) const;
@@ -47,11 +52,34 @@ struct HttpReply {
   absl::Status error = absl::OkStatus();
 };
 
+// A reply sent in pieces as they are produced (server-sent events of a generation).
+// Thread-safety: Write and End may be called from any thread; the pieces go out in call
+// order, and never block the caller (they are queued for the connection's I/O thread).
+class ReplyStream {
+ public:
+  virtual ~ReplyStream() = default;
+  virtual void Write(std::string data) = 0;
+  // The last piece; the reply is complete after it. Call exactly once.
+  virtual void End(std::string data = {}) = 0;
+};
+
+using ReplyStreamPtr = std::shared_ptr<ReplyStream>;
+
 // Delivers the reply for one request, exactly once, from any thread.
 class Responder {
  public:
   virtual ~Responder() = default;
   virtual void Send(HttpReply reply) = 0;
+  // Instead of Send: starts a streamed reply with `head`'s status, content type and headers
+  // (its body is ignored) and returns the stream to write the rest through. Null when this
+  // transport cannot stream (the unit tests' responders).
+  virtual ReplyStreamPtr StartStream(HttpReply head) {
+    (void)head;
+    return nullptr;
+  }
+  // Until the reply is complete, runs `on_disconnect` on the connection's I/O thread if the
+  // client closes the connection: long requests (generation) stop when nobody waits.
+  virtual void WatchDisconnect(std::function<void()> on_disconnect) { (void)on_disconnect; }
   // Runs `make_reply` on the connection's I/O thread and sends what it returns. Execution
   // threads use this so that encoding the response never costs model time.
   virtual void Defer(std::function<HttpReply()> make_reply) = 0;

@@ -21,11 +21,7 @@ void AppendField(std::string_view name, std::string_view value, std::string* out
   out->append("\r\n");
 }
 
-}  // namespace
-
-void WriteResponseHead(const HttpReply& reply, unsigned version, bool keep_alive,
-                       std::string* out) {
-  out->clear();
+void AppendStatusLine(const HttpReply& reply, unsigned version, std::string* out) {
   out->append(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   AppendNumber(reply.status, out);
   out->push_back(' ');
@@ -35,12 +31,43 @@ void WriteResponseHead(const HttpReply& reply, unsigned version, bool keep_alive
   out->append("\r\n");
   AppendField("Server", "inferd", out);
   AppendField("Content-Type", reply.content_type, out);
-  out->append("Content-Length: ");
-  AppendNumber(reply.body.size(), out);
-  out->append("\r\n");
+}
+
+void AppendFieldsAndEnd(const HttpReply& reply, unsigned version, bool keep_alive,
+                        std::string* out) {
   for (const auto& [name, value] : reply.headers) AppendField(name, value, out);
   if (!keep_alive && version != 10) AppendField("Connection", "close", out);
   if (keep_alive && version == 10) AppendField("Connection", "keep-alive", out);
+  out->append("\r\n");
+}
+
+}  // namespace
+
+void WriteResponseHead(const HttpReply& reply, unsigned version, bool keep_alive,
+                       std::string* out) {
+  out->clear();
+  AppendStatusLine(reply, version, out);
+  out->append("Content-Length: ");
+  AppendNumber(reply.body.size(), out);
+  out->append("\r\n");
+  AppendFieldsAndEnd(reply, version, keep_alive, out);
+}
+
+void WriteStreamHead(const HttpReply& reply, unsigned version, bool keep_alive, std::string* out) {
+  out->clear();
+  AppendStatusLine(reply, version, out);
+  if (version != 10) AppendField("Transfer-Encoding", "chunked", out);
+  AppendField("Cache-Control", "no-cache", out);
+  AppendFieldsAndEnd(reply, version, keep_alive, out);
+}
+
+void AppendChunk(std::string_view data, std::string* out) {
+  if (data.empty()) return;
+  char digits[16];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), data.size(), 16);
+  out->append(digits, end);
+  out->append("\r\n");
+  out->append(data);
   out->append("\r\n");
 }
 

@@ -19,6 +19,17 @@ namespace inferd {
 // open unless told "close"; HTTP/1.0 closes them unless told "keep-alive").
 void WriteResponseHead(const HttpReply& reply, unsigned version, bool keep_alive, std::string* out);
 
+// The head of a streamed reply: as WriteResponseHead, but the body follows in chunks
+// (Transfer-Encoding: chunked) instead of having a length. HTTP/1.0 has no chunks: its
+// streamed body runs until the connection closes, so `keep_alive` must be false there.
+void WriteStreamHead(const HttpReply& reply, unsigned version, bool keep_alive, std::string* out);
+
+// Appends `data` to `out` as one chunk of a chunked body (nothing for empty data, which
+// would end the body).
+void AppendChunk(std::string_view data, std::string* out);
+// The end of a chunked body.
+inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
 }  // namespace inferd
 
 #endif  // INFERD_FRONTENDS_HTTP_RESPONSE_HEAD_H_

@@ -67,5 +67,27 @@ TEST(ResponseHeadTest, ReplyHeadersFollowInTheirOrder) {
             "\r\n");
 }
 
+TEST(ResponseHeadTest, StreamHeadAnnouncesChunksInsteadOfALength) {
+  HttpReply reply = JsonReply(200, "");
+  reply.content_type = "text/event-stream";
+  std::string head;
+  WriteStreamHead(reply, 11, true, &head);
+  EXPECT_EQ(head,
+            "HTTP/1.1 200 OK\r\n"
+            "Server: inferd\r\n"
+            "Content-Type: text/event-stream\r\n"
+            "Transfer-Encoding: chunked\r\n"
+            "Cache-Control: no-cache\r\n"
+            "\r\n");
+}
+
+TEST(ResponseHeadTest, ChunksCarryTheirLengthInHex) {
+  std::string body;
+  AppendChunk("data: {}\n\n", &body);
+  AppendChunk("", &body);  // nothing: an empty chunk would end the body
+  AppendChunk(std::string(26, 'x'), &body);
+  EXPECT_EQ(body, "a\r\ndata: {}\n\n\r\n1a\r\n" + std::string(26, 'x') + "\r\n");
+}
+
 }  // namespace
 }  // namespace inferd

@@ -7,6 +7,7 @@
 #include "core/repository/version_dirs.h"
 #include "frontends/http/access_reply.h"
 #include "frontends/http/dashboard_handler.h"
+#include "frontends/http/generation_handlers.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
@@ -67,10 +68,12 @@ void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder
     return responder->Send(AccessDeniedReply(denial));
   }
   if (grant.permit) responder = WithTenantPermit(std::move(responder), std::move(grant.permit));
-  if (grant.priority > 0) {
-    HttpRequestView with_priority = request;
-    with_priority.tenant_priority = grant.priority;
-    return Route(with_priority, std::move(responder));
+  Tenant* tenant = grant.key != nullptr ? grant.key->tenant : nullptr;
+  if (grant.priority > 0 || tenant != nullptr) {
+    HttpRequestView with_tenant = request;
+    with_tenant.tenant_priority = grant.priority;
+    with_tenant.tenant = tenant;
+    return Route(with_tenant, std::move(responder));
   }
   Route(request, std::move(responder));
 }
@@ -84,6 +87,23 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
   if (segments.size() == 1 && segments[0] == "predict") {
     if (!post) return responder->Send(MethodNotAllowed("POST"));
     return HandleSeedPredict(ctx, request, std::move(responder));
+  }
+
+  // OpenAI-compatible generation (generation_handlers.h).
+  if (!segments.empty() && segments[0] == "v1") {
+    const bool chat = segments.size() == 3 && segments[1] == "chat" && segments[2] == "completions";
+    if (chat || (segments.size() == 2 && segments[1] == "completions")) {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleOpenAiGeneration(ctx, chat ? GenerationApi::kChat : GenerationApi::kCompletion,
+                                    request, std::move(responder));
+    }
+    if (segments.size() == 2 && segments[1] == "models") {
+      return responder->Send(get ? HandleOpenAiModels(ctx) : MethodNotAllowed("GET"));
+    }
+    if (segments.size() == 3 && segments[1] == "models" && get &&
+        segments[2].find(':') == std::string_view::npos) {
+      return responder->Send(HandleOpenAiModel(ctx, segments[2]));
+    }
   }
 
   if (segments.size() >= 3 && segments[0] == "v1" && segments[1] == "models") {
@@ -171,6 +191,15 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
     }
     if (tail.size() == 1 && tail[0] == "ready") {
       return responder->Send(get ? HandleModelReady(ctx, *ref) : MethodNotAllowed("GET"));
+    }
+    if (tail.size() == 1 && tail[0] == "chat_template") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleChatTemplate(ctx, *ref, request, std::move(responder));
+    }
+    if (tail.size() == 1 && (tail[0] == "generate" || tail[0] == "generate_stream")) {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleKServeGenerate(ctx, *ref, tail[0] == "generate_stream", request,
+                                  std::move(responder));
     }
     if (tail.size() == 1 && tail[0] == "infer") {
       if (!post) return responder->Send(MethodNotAllowed("POST"));

@@ -6,6 +6,8 @@
 //   GET  /v2/repository/stats
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V|/labels/L]:predict
+//   POST /v1/chat/completions, /v1/completions; GET /v1/models[/M] (OpenAI-compatible)
+//   POST /v2/models/M[/versions/V]/generate|generate_stream (KServe generate extension)
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Access control happens here, at the entry, before any handler: each request is classified
 // (route_access.h) and checked against the AccessPolicy; refused requests never reach a

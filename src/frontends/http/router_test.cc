@@ -229,11 +229,15 @@ TEST_F(RouterTest, UnknownPathIsNotFound) {
   Start();
   for (std::string_view path :
        {"/", "/foo", "/v3/health/live", "/v2/health", "/v2/health/dead", "/v2/models",
-        "/v2/models/m/explain", "/v2/models/m/versions/1/infer/more", "/v1/models/m"}) {
+        "/v2/models/m/explain", "/v2/models/m/versions/1/infer/more", "/v1/models/m/more"}) {
     const HttpReply reply = Get(path);
     EXPECT_EQ(reply.status, 404u) << path;
     EXPECT_THAT(reply.body, HasSubstr("unknown path")) << path;
   }
+  // GET /v1/models/M is OpenAI's model lookup: m is not a language model.
+  const HttpReply model = Get("/v1/models/m");
+  EXPECT_EQ(model.status, 404u);
+  EXPECT_THAT(model.body, HasSubstr("no model 'm' that generates text"));
 }
 
 TEST_F(RouterTest, NonNumericVersionIsBadRequest) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "frontends/http/generation_stats.h"
 #include "frontends/http/json_tensor_codec.h"
 #include "frontends/http/lifecycle_stats.h"
 
@@ -121,6 +122,9 @@ void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
   }
   writer.EndArray();
   WriteBatching(model, writer);
+  if (const GenerativeModel* generator = model.generative()) {
+    WriteGenerationStats(generator->Stats(), writer);
+  }
   WriteMemoryUsage(lifecycle, model.name(), model.version(), writer);
   writer.EndObject();
 }

@@ -1,0 +1,29 @@
+"""The KServe v2 JSON front given to peers that have none (Ray Serve, LitServe, TorchServe).
+
+Only what the benchmark sends: one input tensor in, one output tensor out, `data` flat or
+nested, row-major. Using the same body for every server means wrk sends the same bytes to
+each and every server pays for parsing the same JSON.
+"""
+
+import json
+
+import numpy as np
+
+_NUMPY = {"FP32": np.float32, "FP64": np.float64, "INT64": np.int64, "INT32": np.int32}
+_KSERVE = {np.dtype(v).name: k for k, v in _NUMPY.items()}
+
+
+def decode(body):
+    """(input name, array with the request's shape) from a KServe v2 JSON request body."""
+    payload = json.loads(body) if isinstance(body, (bytes, bytearray, str)) else body
+    tensor = payload["inputs"][0]
+    dtype = _NUMPY[tensor.get("datatype", "FP32")]
+    return tensor["name"], np.asarray(tensor["data"], dtype=dtype).reshape(tensor["shape"])
+
+
+def encode(model: str, name: str, array) -> dict:
+    """The KServe v2 JSON response for one output tensor."""
+    array = np.asarray(array)
+    return {"model_name": model,
+            "outputs": [{"name": name, "datatype": _KSERVE.get(array.dtype.name, "FP32"),
+                         "shape": list(array.shape), "data": array.ravel().tolist()}]}

@@ -1,0 +1,589 @@
+#include "backends/llama/llama_engine.h"
+
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <utility>
+
+#include <llama.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/llama/slot_choice.h"
+#include "backends/llama/text_assembler.h"
+#include "common/cores.h"
+#include "common/strings.h"
+
+namespace inferd {
+namespace {
+
+// llama.cpp logs every tensor at load to stderr; only its warnings and errors reach our log.
+void ForwardLlamaLog(ggml_log_level level, const char* text, void*) {
+  std::string_view message(text);
+  while (!message.empty() && message.back() == '\n') message.remove_suffix(1);
+  if (message.empty()) return;
+  if (level == GGML_LOG_LEVEL_ERROR) {
+    spdlog::error("llama.cpp: {}", message);
+  } else if (level == GGML_LOG_LEVEL_WARN) {
+    spdlog::warn("llama.cpp: {}", message);
+  }
+}
+
+void InitLlamaOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llama_log_set(ForwardLlamaLog, nullptr);
+    llama_backend_init();
+  });
+}
+
+ggml_type KvType(const std::string& name) {
+  if (name == "f32") return GGML_TYPE_F32;
+  if (name == "bf16") return GGML_TYPE_BF16;
+  if (name == "q8_0") return GGML_TYPE_Q8_0;
+  if (name == "q4_0") return GGML_TYPE_Q4_0;
+  if (name == "q4_1") return GGML_TYPE_Q4_1;
+  if (name == "q5_0") return GGML_TYPE_Q5_0;
+  if (name == "q5_1") return GGML_TYPE_Q5_1;
+  return GGML_TYPE_F16;
+}
+
+llama_flash_attn_type FlashAttention(const std::string& name) {
+  if (name == "on") return LLAMA_FLASH_ATTN_TYPE_ENABLED;
+  if (name == "off") return LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  return LLAMA_FLASH_ATTN_TYPE_AUTO;
+}
+
+std::optional<int64_t> MetaInt(const llama_model* model, const std::string& key) {
+  char buffer[64];
+  if (llama_model_meta_val_str(model, key.c_str(), buffer, sizeof(buffer)) <= 0) {
+    return std::nullopt;
+  }
+  return std::strtoll(buffer, nullptr, 10);
+}
+
+// K and V elements one token occupies per layer. Head sizes come from the file's metadata
+// when it has them (models whose head size is not n_embd / n_head), else from n_embd.
+int64_t KvElementsPerTokenLayer(const llama_model* model) {
+  char arch[64] = {0};
+  llama_model_meta_val_str(model, "general.architecture", arch, sizeof(arch));
+  const int64_t n_head = std::max(1, llama_model_n_head(model));
+  const int64_t n_head_kv = std::max(1, llama_model_n_head_kv(model));
+  const int64_t fallback = llama_model_n_embd(model) / n_head;
+  const int64_t key = MetaInt(model, StrCat(arch, ".attention.key_length")).value_or(fallback);
+  const int64_t value = MetaInt(model, StrCat(arch, ".attention.value_length")).value_or(fallback);
+  return (key + value) * n_head_kv;
+}
+
+struct SamplerDeleter {
+  void operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
+};
+using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
+
+// llama.cpp's sampler chain in the order its server applies these stages; greedy at
+// temperature 0.
+SamplerPtr MakeSampler(const SamplingParams& params) {
+  SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+  if (params.temperature <= 0) {
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
+    return chain;
+  }
+  if (params.top_k > 0)
+    llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(params.top_k));
+  if (params.top_p < 1.0) {
+    llama_sampler_chain_add(chain.get(),
+                            llama_sampler_init_top_p(static_cast<float>(params.top_p), 1));
+  }
+  llama_sampler_chain_add(chain.get(),
+                          llama_sampler_init_temp(static_cast<float>(params.temperature)));
+  llama_sampler_chain_add(chain.get(),
+                          llama_sampler_init_dist(params.seed.value_or(LLAMA_DEFAULT_SEED)));
+  return chain;
+}
+
+void Deliver(GenerateRequest& request, GenerationEvent event) {
+  if (request.on_event) request.on_event(std::move(event));
+}
+
+void Fail(GenerateRequest& request, absl::Status status) {
+  GenerationEvent event;
+  event.done = true;
+  event.status = std::move(status);
+  auto callback = std::move(request.on_event);
+  request.on_event = nullptr;
+  if (callback) callback(std::move(event));
+}
+
+}  // namespace
+
+struct LlamaEngine::Queued {
+  std::unique_ptr<GenerateRequest> request;
+  std::vector<int32_t> prompt;
+  int64_t max_tokens = 0;
+};
+
+struct LlamaEngine::Slot {
+  int32_t seq = 0;
+  std::vector<int32_t> cache;  // the tokens the KV cache holds for this sequence
+  uint64_t last_used = 0;      // admission tick
+  // The request being served; null when the slot is free.
+  std::unique_ptr<GenerateRequest> request;
+  std::vector<int32_t> prompt;
+  size_t prompt_done = 0;  // prompt tokens in the cache
+  int64_t cached = 0;      // of them, reused from an earlier request
+  int64_t max_tokens = 0;
+  SamplerPtr sampler;
+  std::optional<TextAssembler> text;
+  int32_t next = -1;  // sampled and not yet decoded
+  int64_t generated = 0;
+  int32_t batch_index = -1;
+  TimePoint admitted{}, first_token{};
+};
+
+absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(const std::filesystem::path& gguf,
+                                                                 const LlamaOptions& options) {
+  InitLlamaOnce();
+  llama_model_params model_params = llama_model_default_params();
+  model_params.n_gpu_layers = 0;
+  llama_model* model = llama_model_load_from_file(gguf.c_str(), model_params);
+  if (model == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat(gguf.string(),
+               ": llama.cpp could not load this file as a GGUF model (its "
+               "reason is in the log above)"));
+  }
+  const int threads = options.threads > 0 ? options.threads : CoresAvailable();
+  llama_context_params params = llama_context_default_params();
+  params.n_ctx = static_cast<uint32_t>(options.context_length * options.parallel);
+  params.n_seq_max = static_cast<uint32_t>(options.parallel);
+  params.n_batch = static_cast<uint32_t>(options.batch_size);
+  params.n_ubatch = static_cast<uint32_t>(options.ubatch_size);
+  params.n_threads = threads;
+  params.n_threads_batch = options.batch_threads > 0 ? options.batch_threads : threads;
+  params.type_k = KvType(options.kv_cache_type);
+  params.type_v = KvType(options.kv_cache_type);
+  params.flash_attn_type = FlashAttention(options.flash_attention);
+  params.kv_unified = options.kv_unified;
+  params.no_perf = true;
+  llama_context* context = llama_init_from_model(model, params);
+  if (context == nullptr) {
+    llama_model_free(model);
+    return absl::InvalidArgumentError(StrCat(
+        gguf.string(), ": llama.cpp could not create a context of ", params.n_ctx,
+        " tokens with these parameters (a quantized kv_cache_type needs flash_attention; the "
+        "reason is in the log above)"));
+  }
+  if (llama_n_ctx_seq(context) < static_cast<uint32_t>(options.context_length)) {
+    const uint32_t got = llama_n_ctx_seq(context);
+    llama_free(context);
+    llama_model_free(model);
+    return absl::InvalidArgumentError(StrCat(gguf.string(), ": parameters.context_length ",
+                                             options.context_length,
+                                             " exceeds what the model "
+                                             "supports per sequence (",
+                                             got, ")"));
+  }
+  return std::unique_ptr<LlamaEngine>(new LlamaEngine(model, context, options));
+}
+
+LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options)
+    : model_(model), context_(context), vocab_(llama_model_get_vocab(model)), options_(options) {
+  weight_bytes_ = llama_model_size(model_);
+  kv_bytes_ = static_cast<uint64_t>(static_cast<double>(llama_n_ctx(context_)) *
+                                    static_cast<double>(llama_model_n_layer(model_)) *
+                                    static_cast<double>(KvElementsPerTokenLayer(model_)) *
+                                    KvCacheElementBytes(options_.kv_cache_type));
+  const char* source = llama_model_chat_template(model_, nullptr);
+  if (source == nullptr) {
+    template_status_ = absl::FailedPreconditionError(
+        "the model file has no chat template (tokenizer.chat_template); use /v1/completions "
+        "with a prompt instead");
+  } else {
+    const llama_token bos = llama_vocab_bos(vocab_);
+    const llama_token eos = llama_vocab_eos(vocab_);
+    auto special = [this](llama_token token) {
+      if (token == LLAMA_TOKEN_NULL) return std::string();
+      char buffer[256];
+      const int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, true);
+      return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+    };
+    absl::StatusOr<std::unique_ptr<ChatTemplate>> parsed =
+        ChatTemplate::Create(source, special(bos), special(eos));
+    if (parsed.ok()) {
+      template_ = *std::move(parsed);
+    } else {
+      template_status_ = parsed.status();
+      spdlog::warn("llama: {}", std::string(template_status_.message()));
+    }
+  }
+  for (int i = 0; i < options_.parallel; ++i) {
+    auto slot = std::make_unique<Slot>();
+    slot->seq = i;
+    slots_.push_back(std::move(slot));
+  }
+  stats_.context_length = options_.context_length;
+  stats_.parallel = options_.parallel;
+  stats_.kv_cells_total = static_cast<int64_t>(llama_n_ctx(context_));
+  thread_ = std::thread([this] { Loop(); });
+}
+
+LlamaEngine::~LlamaEngine() {
+  Shutdown();
+  llama_free(context_);
+  llama_model_free(model_);
+}
+
+void LlamaEngine::Shutdown() {
+  {
+    MutexLock lock(&mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  work_.NotifyAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<int32_t> LlamaEngine::Tokenize(const std::string& text) const {
+  // A token covers at least one byte; room for the BOS/EOS the vocabulary may add.
+  std::vector<int32_t> tokens(text.size() + 4);
+  int32_t n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                             static_cast<int32_t>(tokens.size()), /*add_special=*/true,
+                             /*parse_special=*/true);
+  if (n < 0) {
+    tokens.resize(static_cast<size_t>(-n));
+    n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                       static_cast<int32_t>(tokens.size()), true, true);
+  }
+  tokens.resize(static_cast<size_t>(std::max(n, 0)));
+  return tokens;
+}
+
+std::string LlamaEngine::Piece(int32_t token) const {
+  char buffer[128];
+  int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, false);
+  if (n >= 0) return std::string(buffer, static_cast<size_t>(n));
+  std::string piece(static_cast<size_t>(-n), '\0');
+  n = llama_token_to_piece(vocab_, token, piece.data(), static_cast<int32_t>(piece.size()), 0,
+                           false);
+  piece.resize(static_cast<size_t>(std::max(n, 0)));
+  return piece;
+}
+
+absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
+    const std::vector<ChatMessage>& messages) const {
+  if (template_ == nullptr) return template_status_;
+  absl::StatusOr<std::string> prompt = template_->Render(messages, /*add_generation_prompt=*/true);
+  if (!prompt.ok()) return prompt.status();
+  // As llama.cpp's server does: the tokenizer adds BOS itself, so a template that writes it
+  // too would give two.
+  const std::string& bos = template_->bos_token();
+  if (llama_vocab_get_add_bos(vocab_) && !bos.empty() && prompt->starts_with(bos)) {
+    prompt->erase(0, bos.size());
+  }
+  return prompt;
+}
+
+void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
+  std::string text;
+  if (request->chat) {
+    absl::StatusOr<std::string> rendered = ApplyChatTemplate(request->messages);
+    if (!rendered.ok()) return Fail(*request, rendered.status());
+    text = *std::move(rendered);
+  } else {
+    text = request->prompt;
+  }
+  auto queued = std::make_unique<Queued>();
+  queued->prompt = Tokenize(text);
+  if (queued->prompt.empty()) {
+    return Fail(*request, absl::InvalidArgumentError("the prompt is empty (it has no tokens)"));
+  }
+  const int64_t n_prompt = static_cast<int64_t>(queued->prompt.size());
+  if (n_prompt >= options_.context_length) {
+    return Fail(*request,
+                absl::InvalidArgumentError(
+                    StrCat("the prompt has ", n_prompt,
+                           " tokens, but a sequence of this model holds ", options_.context_length,
+                           " tokens, prompt and output together (parameters.context_length)")));
+  }
+  const int64_t cap = options_.max_output_tokens();
+  if (request->max_tokens > cap) {
+    return Fail(*request, absl::InvalidArgumentError(StrCat("max_tokens ", request->max_tokens,
+                                                            " exceeds this model's limit of ", cap,
+                                                            " (parameters.max_tokens)")));
+  }
+  queued->max_tokens = request->max_tokens > 0 ? request->max_tokens : cap;
+  queued->request = std::move(request);
+  absl::Status refused;
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) {
+      refused = absl::UnavailableError("the model is shutting down");
+    } else if (static_cast<int64_t>(queue_.size()) >= options_.max_queue) {
+      ++stats_.requests_failed;
+      refused = absl::ResourceExhaustedError(StrCat("the model's queue is full: ", queue_.size(),
+                                                    " requests wait for one of ", options_.parallel,
+                                                    " sequences (parameters.max_queue)"));
+    } else {
+      queue_.push_back(std::move(queued));
+      stats_.queued = static_cast<int64_t>(queue_.size());
+    }
+  }
+  if (!refused.ok()) return Fail(*queued->request, std::move(refused));
+  work_.NotifyOne();
+}
+
+GenerationStats LlamaEngine::Stats() const {
+  MutexLock lock(&mu_);
+  return stats_;
+}
+
+void LlamaEngine::Loop() {
+  llama_batch batch = llama_batch_init(options_.batch_size, 0, 1);
+  // Running sequences and KV cells in use, for the statistics: after every step, and when
+  // a step had nothing to run (its last sequences were cancelled) or failed.
+  auto publish_occupancy = [this] {
+    int64_t active = 0, used = 0;
+    for (const auto& slot : slots_) {
+      if (slot->request != nullptr) ++active;
+      used += static_cast<int64_t>(slot->cache.size());
+    }
+    MutexLock lock(&mu_);
+    stats_.active_sequences = active;
+    stats_.kv_cells_used = used;
+  };
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      const bool busy = std::any_of(slots_.begin(), slots_.end(),
+                                    [](const auto& slot) { return slot->request != nullptr; });
+      if (!busy) {
+        work_.Wait(&mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return stopping_ || !queue_.empty();
+        });
+      }
+      if (stopping_) break;
+    }
+    Admit();
+    // Builds and runs one step; see the class comment.
+    const TimePoint now = Clock::now();
+    for (auto& slot : slots_) {
+      if (slot->request == nullptr) continue;
+      if (slot->request->cancelled->load(std::memory_order_acquire)) {
+        Finish(*slot, absl::CancelledError("the client went away"), FinishReason::kNone);
+      } else if (slot->request->deadline && now >= *slot->request->deadline) {
+        Finish(*slot,
+               absl::DeadlineExceededError("the request's deadline passed while it "
+                                           "generated"),
+               FinishReason::kNone);
+      }
+    }
+    batch.n_tokens = 0;
+    auto add = [&batch](int32_t token, int32_t pos, int32_t seq, bool logits) {
+      const int32_t i = batch.n_tokens++;
+      batch.token[i] = token;
+      batch.pos[i] = pos;
+      batch.n_seq_id[i] = 1;
+      batch.seq_id[i][0] = seq;
+      batch.logits[i] = logits ? 1 : 0;
+      return i;
+    };
+    int64_t prompt_tokens = 0;
+    for (auto& slot : slots_) {
+      if (slot->request == nullptr || slot->next < 0) continue;
+      slot->batch_index =
+          add(slot->next, static_cast<int32_t>(slot->cache.size()), slot->seq, true);
+      slot->cache.push_back(slot->next);
+      slot->next = -1;
+    }
+    // Prompt chunks fill the rest of the step, the earliest admitted first.
+    std::vector<Slot*> prompting;
+    for (auto& slot : slots_) {
+      if (slot->request != nullptr && slot->prompt_done < slot->prompt.size()) {
+        prompting.push_back(slot.get());
+      }
+    }
+    std::sort(prompting.begin(), prompting.end(),
+              [](const Slot* a, const Slot* b) { return a->last_used < b->last_used; });
+    for (Slot* slot : prompting) {
+      while (batch.n_tokens < options_.batch_size && slot->prompt_done < slot->prompt.size()) {
+        const bool last = slot->prompt_done + 1 == slot->prompt.size();
+        const int32_t i = add(slot->prompt[slot->prompt_done],
+                              static_cast<int32_t>(slot->cache.size()), slot->seq, last);
+        if (last) slot->batch_index = i;
+        slot->cache.push_back(slot->prompt[slot->prompt_done]);
+        ++slot->prompt_done;
+        ++prompt_tokens;
+      }
+    }
+    if (batch.n_tokens == 0) {
+      publish_occupancy();
+      continue;
+    }
+
+    const TimePoint start = Clock::now();
+    const int32_t rc = llama_decode(context_, batch);
+    const TimePoint end = Clock::now();
+    if (rc != 0) {
+      spdlog::error("llama: decode of {} tokens failed (code {})", batch.n_tokens, rc);
+      llama_memory_t memory = llama_get_memory(context_);
+      for (auto& slot : slots_) {
+        if (slot->request == nullptr) continue;
+        llama_memory_seq_rm(memory, slot->seq, -1, -1);
+        slot->cache.clear();
+        slot->batch_index = -1;
+        Finish(*slot, absl::InternalError(StrCat("llama.cpp's decode failed (code ", rc, ")")),
+               FinishReason::kNone);
+      }
+      publish_occupancy();
+      continue;
+    }
+    int64_t sampled = 0;
+    for (auto& slot : slots_) {
+      if (slot->request == nullptr || slot->batch_index < 0) continue;
+      const int32_t token = llama_sampler_sample(slot->sampler.get(), context_, slot->batch_index);
+      slot->batch_index = -1;
+      ++sampled;
+      if (slot->generated == 0) slot->first_token = end;
+      ++slot->generated;
+      if (llama_vocab_is_eog(vocab_, token)) {
+        Finish(*slot, absl::OkStatus(), FinishReason::kStop);
+        continue;
+      }
+      GenerationEvent event;
+      event.text = slot->text->Add(Piece(token));
+      event.tokens = 1;
+      if (!event.text.empty()) Deliver(*slot->request, std::move(event));
+      if (slot->text->stopped()) {
+        Finish(*slot, absl::OkStatus(), FinishReason::kStop);
+      } else if (slot->generated >= slot->max_tokens ||
+                 static_cast<int64_t>(slot->cache.size()) + 1 > options_.context_length) {
+        Finish(*slot, absl::OkStatus(), FinishReason::kLength);
+      } else {
+        slot->next = token;
+      }
+    }
+    {
+      MutexLock lock(&mu_);
+      ++stats_.decode_steps;
+      stats_.decode_time += end - start;
+      stats_.prompt_tokens += static_cast<uint64_t>(prompt_tokens);
+    }
+    publish_occupancy();
+    (void)sampled;
+  }
+  llama_batch_free(batch);
+  // Shutting down: everything still queued or running is answered.
+  std::deque<std::unique_ptr<Queued>> left;
+  {
+    MutexLock lock(&mu_);
+    left.swap(queue_);
+    stats_.queued = 0;
+  }
+  for (auto& queued : left)
+    Fail(*queued->request, absl::UnavailableError("the model was unloaded"));
+  for (auto& slot : slots_) {
+    if (slot->request != nullptr) {
+      Finish(*slot, absl::UnavailableError("the model was unloaded"), FinishReason::kNone);
+    }
+  }
+}
+
+void LlamaEngine::Admit() {
+  std::vector<std::pair<std::unique_ptr<Queued>, absl::Status>> dropped;
+  std::vector<std::pair<Slot*, std::unique_ptr<Queued>>> admitted;
+  const TimePoint now = Clock::now();
+  {
+    MutexLock lock(&mu_);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      GenerateRequest& request = *(*it)->request;
+      absl::Status why;
+      if (request.cancelled->load(std::memory_order_acquire)) {
+        why = absl::CancelledError("the client went away");
+      } else if (request.deadline && now >= *request.deadline) {
+        why = absl::DeadlineExceededError(
+            "the request's deadline passed while it waited for a free sequence");
+      }
+      if (why.ok()) {
+        ++it;
+        continue;
+      }
+      dropped.emplace_back(std::move(*it), std::move(why));
+      it = queue_.erase(it);
+    }
+    std::vector<Slot*> free;
+    for (auto& slot : slots_) {
+      if (slot->request == nullptr) free.push_back(slot.get());
+    }
+    while (!free.empty() && !queue_.empty()) {
+      std::unique_ptr<Queued> next = std::move(queue_.front());
+      queue_.pop_front();
+      std::vector<SlotCandidate> candidates;
+      for (Slot* slot : free) candidates.push_back({slot->cache, slot->last_used});
+      const size_t chosen = ChooseSlot(candidates, next->prompt);
+      admitted.emplace_back(free[chosen], std::move(next));
+      free.erase(free.begin() + static_cast<std::ptrdiff_t>(chosen));
+    }
+    stats_.queued = static_cast<int64_t>(queue_.size());
+    stats_.requests_failed += dropped.size();
+  }
+  for (auto& [queued, why] : dropped) Fail(*queued->request, std::move(why));
+  llama_memory_t memory = llama_get_memory(context_);
+  for (auto& [slot, queued] : admitted) {
+    size_t reuse = queued->request->cache_prompt ? ReusablePrefix(slot->cache, queued->prompt) : 0;
+    if (reuse < slot->cache.size() &&
+        !llama_memory_seq_rm(memory, slot->seq, static_cast<llama_pos>(reuse), -1)) {
+      llama_memory_seq_rm(memory, slot->seq, -1, -1);
+      reuse = 0;
+    }
+    slot->cache.resize(reuse);
+    slot->request = std::move(queued->request);
+    slot->prompt = std::move(queued->prompt);
+    slot->prompt_done = reuse;
+    slot->cached = static_cast<int64_t>(reuse);
+    slot->max_tokens = queued->max_tokens;
+    slot->sampler = MakeSampler(slot->request->sampling);
+    slot->text.emplace(slot->request->stop);
+    slot->next = -1;
+    slot->generated = 0;
+    slot->batch_index = -1;
+    slot->admitted = now;
+    slot->last_used = ++tick_;
+  }
+}
+
+void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
+  GenerationEvent event;
+  event.done = true;
+  if (status.ok()) event.text = slot.text->Flush();
+  event.status = std::move(status);
+  event.finish_reason = reason;
+  event.usage.prompt_tokens = static_cast<int64_t>(slot.prompt.size());
+  event.usage.cached_prompt_tokens = slot.cached;
+  event.usage.completion_tokens = slot.generated;
+  const TimePoint now = Clock::now();
+  event.usage.total = now - slot.request->arrival;
+  if (slot.generated > 0)
+    event.usage.time_to_first_token = slot.first_token - slot.request->arrival;
+  {
+    MutexLock lock(&mu_);
+    ++stats_.requests;
+    if (!event.status.ok()) ++stats_.requests_failed;
+    stats_.cached_prompt_tokens += static_cast<uint64_t>(slot.cached);
+    stats_.completion_tokens += static_cast<uint64_t>(slot.generated);
+    if (slot.generated > 0) {
+      stats_.ttft.Add(event.usage.time_to_first_token);
+      if (slot.generated > 1) {
+        stats_.tpot.Add((now - slot.first_token) / (slot.generated - 1));
+      }
+    }
+  }
+  std::unique_ptr<GenerateRequest> request = std::move(slot.request);
+  slot.sampler.reset();
+  slot.text.reset();
+  slot.next = -1;
+  slot.batch_index = -1;
+  auto callback = std::move(request->on_event);
+  if (callback) callback(std::move(event));
+}
+
+}  // namespace inferd

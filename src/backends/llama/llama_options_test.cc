@@ -1,0 +1,76 @@
+#include "backends/llama/llama_options.h"
+
+#include <gtest/gtest.h>
+
+namespace inferd {
+namespace {
+
+ModelConfig LlamaConfig(std::map<std::string, std::string> parameters) {
+  ModelConfig config;
+  // Assigned from std::string: GCC 12 at -O3 falsely warns (-Wrestrict, GCC bug 105329)
+  // about assigning a short literal here.
+  config.name = std::string("m");
+  config.backend = std::string("llama");
+  config.instances = {InstanceGroup{}};
+  config.parameters = std::move(parameters);
+  return config;
+}
+
+TEST(LlamaOptionsTest, DefaultsWithoutParameters) {
+  auto options = ParseLlamaOptions(LlamaConfig({}), "c.yaml");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->context_length, 2048);
+  EXPECT_EQ(options->parallel, 4);
+  EXPECT_EQ(options->max_output_tokens(), 2048);
+}
+
+TEST(LlamaOptionsTest, ReadsEveryParameter) {
+  auto options = ParseLlamaOptions(LlamaConfig({{"context_length", "512"},
+                                                {"parallel", "16"},
+                                                {"threads", "2"},
+                                                {"batch_threads", "1"},
+                                                {"batch_size", "256"},
+                                                {"ubatch_size", "128"},
+                                                {"kv_cache_type", "q8_0"},
+                                                {"flash_attention", "on"},
+                                                {"kv_unified", "true"},
+                                                {"max_tokens", "100"},
+                                                {"max_queue", "8"}}),
+                                   "c.yaml");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->parallel, 16);
+  EXPECT_EQ(options->kv_cache_type, "q8_0");
+  EXPECT_TRUE(options->kv_unified);
+  EXPECT_EQ(options->max_output_tokens(), 100);
+  EXPECT_DOUBLE_EQ(KvCacheElementBytes("q8_0"), 34.0 / 32.0);
+}
+
+TEST(LlamaOptionsTest, ErrorsNameTheFileAndTheParameter) {
+  auto typo = ParseLlamaOptions(LlamaConfig({{"contex_length", "512"}}), "m/config.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("m/config.yaml: parameters.contex_length: unknown"),
+            std::string::npos)
+      << typo.status();
+  auto type = ParseLlamaOptions(LlamaConfig({{"kv_cache_type", "f8"}}), "c.yaml");
+  EXPECT_NE(type.status().message().find("q8_0"), std::string::npos) << type.status();
+  auto small = ParseLlamaOptions(
+      LlamaConfig({{"parallel", "8"}, {"batch_size", "4"}, {"ubatch_size", "4"}}), "c.yaml");
+  EXPECT_NE(small.status().message().find("at least parallel"), std::string::npos)
+      << small.status();
+  auto cap =
+      ParseLlamaOptions(LlamaConfig({{"context_length", "64"}, {"max_tokens", "65"}}), "c.yaml");
+  EXPECT_FALSE(cap.ok());
+}
+
+TEST(LlamaOptionsTest, RejectsDevicesAndInstanceCountsItCannotServe) {
+  ModelConfig cuda = LlamaConfig({});
+  cuda.instances[0].device = "cuda:0";
+  EXPECT_FALSE(ParseLlamaOptions(cuda, "c.yaml").ok());
+  ModelConfig two = LlamaConfig({});
+  two.instances[0].count = 2;
+  EXPECT_NE(ParseLlamaOptions(two, "c.yaml").status().message().find("parallel"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferd

@@ -1,0 +1,117 @@
+// Text generation as the core sees it: a request (a prompt or chat messages, sampling
+// settings, limits), the events a generating model reports while it decodes, and the
+// interface a backend's models implement, besides BackendModel, when they generate
+// (backends/llama; ServedModel finds it with a cross-cast).
+//
+// Ownership: a frontend builds a GenerateRequest and hands it to ServedModel::Generate as a
+// unique_ptr; from then on the model owns it and calls `on_event` from its decode thread,
+// zero or more times with text and exactly once with `done` set. The callback must not
+// block: frontends post the events to their own I/O threads. `cancelled` is the one field a
+// frontend still touches afterwards (it sets it when the client goes away).
+#ifndef INFERD_CORE_GENERATION_H_
+#define INFERD_CORE_GENERATION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "core/scheduling/model_stats.h"
+
+namespace inferd {
+
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant", ...
+  std::string content;
+};
+
+// How the next token is chosen. Temperature 0 is greedy (the most likely token).
+struct SamplingParams {
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int top_k = 0;                 // 0: no top-k cut
+  std::optional<uint32_t> seed;  // absent: a random seed
+};
+
+enum class FinishReason { kNone, kStop, kLength };
+
+struct GenerationUsage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_prompt_tokens = 0;  // prompt tokens reused from the KV cache
+  Duration time_to_first_token{0};   // from admission to the first token
+  Duration total{0};                 // from arrival to the last token
+};
+
+struct GenerationEvent {
+  std::string text;    // new text (never a partial UTF-8 sequence, never part of a stop string)
+  int64_t tokens = 0;  // tokens this event's text came from
+  bool done = false;
+  // With done: OK and why it stopped, or the error (ResourceExhausted: queue full;
+  // InvalidArgument: the prompt does not fit; Cancelled; DeadlineExceeded).
+  absl::Status status;
+  FinishReason finish_reason = FinishReason::kNone;
+  GenerationUsage usage;
+};
+
+struct GenerateRequest {
+  std::string id;
+  // Exactly one of the two: raw text, or messages rendered with the model's chat template.
+  std::string prompt;
+  std::vector<ChatMessage> messages;
+  bool chat = false;
+  SamplingParams sampling;
+  int64_t max_tokens = 0;  // 0: the model's limit
+  std::vector<std::string> stop;
+  // Reuse the KV cache's longest common prefix with an earlier request (a shared system
+  // prompt). Off: the whole prompt is processed, as a fresh engine would.
+  bool cache_prompt = true;
+  // Absent: no deadline. Past it the request ends with DeadlineExceeded, queued or decoding.
+  std::optional<TimePoint> deadline;
+  TimePoint arrival = Clock::now();
+  // Set by the frontend when the client disconnects; the decode loop frees the sequence at
+  // its next step.
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::function<void(GenerationEvent)> on_event;
+};
+
+// A point-in-time view of a generating model, for statistics and metrics.
+struct GenerationStats {
+  int64_t context_length = 0;  // tokens per sequence
+  int64_t parallel = 0;        // sequences decoded together
+  int64_t active_sequences = 0;
+  int64_t queued = 0;
+  int64_t kv_cells_used = 0;  // of kv_cells_total
+  int64_t kv_cells_total = 0;
+  uint64_t requests = 0, requests_failed = 0;
+  uint64_t prompt_tokens = 0, cached_prompt_tokens = 0, completion_tokens = 0;
+  uint64_t decode_steps = 0;
+  Duration decode_time{0};  // time inside the engine's decode calls
+  DurationStat ttft;        // time to first token per request
+  DurationStat tpot;        // time per output token after the first, per request
+};
+
+// A model that generates text. Thread-safety: every method is thread-safe.
+class GenerativeModel {
+ public:
+  virtual ~GenerativeModel() = default;
+  // Queues `request`; every outcome arrives through request->on_event.
+  virtual void Generate(std::unique_ptr<GenerateRequest> request) = 0;
+  // The prompt the model's chat template makes of `messages` (with the generation prompt).
+  virtual absl::StatusOr<std::string> ApplyChatTemplate(
+      const std::vector<ChatMessage>& messages) const = 0;
+  virtual GenerationStats Stats() const = 0;
+  // Ends every queued and running request with Unavailable and refuses new ones; returns
+  // when the decode loop has stopped.
+  virtual void Shutdown() = 0;
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_CORE_GENERATION_H_

@@ -1,0 +1,512 @@
+#include "frontends/http/generation_codec.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace inferd {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+constexpr size_t kMaxStops = 4;
+constexpr size_t kMaxStopBytes = 256;
+constexpr size_t kMaxMessages = 4096;
+// The prompt's text (all messages' contents together), checked before it is tokenised: a
+// tokeniser pass over a body-sized prompt would cost the server seconds only to say it is
+// longer than any context. 1 MiB is far more than a 128k-token context's text.
+constexpr size_t kMaxPromptBytes = 1 << 20;
+
+absl::Status CheckPromptBytes(size_t bytes) {
+  if (bytes <= kMaxPromptBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes,
+                                           " bytes; the server takes at most ", kMaxPromptBytes,
+                                           " bytes of prompt text"));
+}
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+void String(Writer& w, std::string_view text) {
+  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+std::string Body(const rapidjson::StringBuffer& buffer) {
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+std::string_view FinishReasonName(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kNone:
+      break;
+  }
+  return "stop";
+}
+
+// A number field in [min, max]; absent leaves `out` alone.
+absl::Status ReadNumber(object o, std::string_view key, double min, double max, double* out) {
+  element value;
+  if (o[key].get(value)) return absl::OkStatus();
+  if (value.is_null()) return absl::OkStatus();
+  double number = 0;
+  if (value.get(number)) return Invalid(StrCat("'", key, "' must be a number"));
+  if (!(number >= min && number <= max)) {
+    return Invalid(StrCat("'", key, "' must be in [", min, ", ", max, "], got ", number));
+  }
+  *out = number;
+  return absl::OkStatus();
+}
+
+absl::Status ReadInteger(object o, std::string_view key, int64_t min, int64_t max, int64_t* out,
+                         bool* present = nullptr) {
+  element value;
+  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
+  int64_t number = 0;
+  if (value.get(number)) return Invalid(StrCat("'", key, "' must be an integer"));
+  if (number < min || number > max) {
+    return Invalid(StrCat("'", key, "' must be in ", min, "..", max, ", got ", number));
+  }
+  *out = number;
+  if (present != nullptr) *present = true;
+  return absl::OkStatus();
+}
+
+absl::Status ReadBool(object o, std::string_view key, bool* out) {
+  element value;
+  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
+  if (value.get(*out)) return Invalid(StrCat("'", key, "' must be true or false"));
+  return absl::OkStatus();
+}
+
+absl::Status ReadStops(object o, std::string_view key, std::vector<std::string>* out) {
+  element value;
+  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
+  auto add = [out, key](element item) -> absl::Status {
+    std::string_view text;
+    if (item.get(text)) return Invalid(StrCat("'", key, "' must be a string or a list of strings"));
+    if (text.size() > kMaxStopBytes) {
+      return Invalid(
+          StrCat("a stop string may have at most ", kMaxStopBytes, " bytes, got ", text.size()));
+    }
+    if (!text.empty()) out->emplace_back(text);
+    return absl::OkStatus();
+  };
+  array list;
+  if (!value.get(list)) {
+    if (list.size() > kMaxStops) {
+      return Invalid(StrCat("at most ", kMaxStops, " stop strings, got ", list.size()));
+    }
+    for (element item : list) RETURN_IF_ERROR(add(item));
+    return absl::OkStatus();
+  }
+  return add(value);
+}
+
+// The sampling fields and limits both OpenAI APIs and KServe's parameters share.
+absl::Status ReadSampling(object o, GenerateRequest& request) {
+  RETURN_IF_ERROR(ReadNumber(o, "temperature", 0, 2, &request.sampling.temperature));
+  RETURN_IF_ERROR(ReadNumber(o, "top_p", 0, 1, &request.sampling.top_p));
+  if (request.sampling.top_p <= 0) return Invalid("'top_p' must be in (0, 1]");
+  int64_t top_k = request.sampling.top_k;
+  RETURN_IF_ERROR(ReadInteger(o, "top_k", 0, 1 << 20, &top_k));
+  request.sampling.top_k = static_cast<int>(top_k);
+  int64_t seed = 0;
+  bool has_seed = false;
+  RETURN_IF_ERROR(ReadInteger(o, "seed", INT64_MIN, INT64_MAX, &seed, &has_seed));
+  if (has_seed) request.sampling.seed = static_cast<uint32_t>(seed);
+  RETURN_IF_ERROR(ReadStops(o, "stop", &request.stop));
+  // An extension (llama.cpp's server has it too): false processes the whole prompt.
+  RETURN_IF_ERROR(ReadBool(o, "cache_prompt", &request.cache_prompt));
+  return absl::OkStatus();
+}
+
+absl::Status ReadMaxTokens(object o, std::string_view key, GenerateRequest& request) {
+  return ReadInteger(o, key, 1, 1 << 24, &request.max_tokens);
+}
+
+// A message's content: a string, null, or a list of {"type": "text", "text": ...} parts
+// joined with newlines (as llama.cpp's server joins them).
+absl::StatusOr<std::string> ReadContent(element value, size_t index) {
+  if (value.is_null()) return std::string();
+  std::string_view text;
+  if (!value.get(text)) return std::string(text);
+  array parts;
+  if (value.get(parts)) {
+    return Invalid(StrCat("messages[", index, "].content must be a string or a list of parts"));
+  }
+  std::string joined;
+  for (element part : parts) {
+    object fields;
+    std::string_view type, part_text;
+    if (part.get(fields) || fields["type"].get(type) || type != "text" ||
+        fields["text"].get(part_text)) {
+      return Invalid(StrCat("messages[", index,
+                            "].content: only parts {\"type\": \"text\", \"text\": ...} are "
+                            "supported"));
+    }
+    if (!joined.empty()) joined += '\n';
+    joined.append(part_text);
+  }
+  return joined;
+}
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void WriteUsage(Writer& w, const GenerationUsage& usage) {
+  w.Key("usage");
+  w.StartObject();
+  w.Key("prompt_tokens");
+  w.Int64(usage.prompt_tokens);
+  w.Key("completion_tokens");
+  w.Int64(usage.completion_tokens);
+  w.Key("total_tokens");
+  w.Int64(usage.prompt_tokens + usage.completion_tokens);
+  w.Key("prompt_tokens_details");
+  w.StartObject();
+  w.Key("cached_tokens");
+  w.Int64(usage.cached_prompt_tokens);
+  w.EndObject();
+  w.EndObject();
+}
+
+// The fields every OpenAI reply and chunk starts with.
+void WriteOpenAiHead(Writer& w, const GenerationCall& call, bool chunk) {
+  w.Key("id");
+  String(w, call.id);
+  w.Key("object");
+  if (call.api == GenerationApi::kChat) {
+    String(w, chunk ? "chat.completion.chunk" : "chat.completion");
+  } else {
+    String(w, "text_completion");
+  }
+  w.Key("created");
+  w.Int64(call.created);
+  w.Key("model");
+  String(w, call.model);
+}
+
+void WriteKServeHead(Writer& w, const GenerationCall& call) {
+  w.Key("model_name");
+  String(w, call.model);
+  w.Key("model_version");
+  String(w, call.model_version);
+  if (!call.id.empty()) {
+    w.Key("id");
+    String(w, call.id);
+  }
+}
+
+std::string Event(const rapidjson::StringBuffer& buffer) {
+  std::string event = "data: ";
+  event.append(buffer.GetString(), buffer.GetSize());
+  event += "\n\n";
+  return event;
+}
+
+// One OpenAI chunk with a single choice: `text` as the delta (or the role), and the finish
+// reason when given.
+std::string OpenAiChunk(const GenerationCall& call, std::string_view text, bool role,
+                        const FinishReason* finish) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  WriteOpenAiHead(w, call, true);
+  w.Key("choices");
+  w.StartArray();
+  w.StartObject();
+  w.Key("index");
+  w.Int(0);
+  if (call.api == GenerationApi::kChat) {
+    w.Key("delta");
+    w.StartObject();
+    if (role) {
+      w.Key("role");
+      String(w, "assistant");
+      w.Key("content");
+      String(w, "");
+    } else if (finish == nullptr) {
+      w.Key("content");
+      String(w, text);
+    }
+    w.EndObject();
+  } else {
+    w.Key("text");
+    String(w, text);
+  }
+  w.Key("logprobs");
+  w.Null();
+  w.Key("finish_reason");
+  if (finish != nullptr) {
+    String(w, FinishReasonName(*finish));
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  return Event(buffer);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
+  array messages;
+  if (o["messages"].get(messages)) {
+    return Invalid("'messages' is required: a list of {\"role\", \"content\"}");
+  }
+  if (messages.size() == 0) return Invalid("'messages' must not be empty");
+  if (messages.size() > kMaxMessages) {
+    return Invalid(StrCat("at most ", kMaxMessages, " messages, got ", messages.size()));
+  }
+  std::vector<ChatMessage> out;
+  size_t index = 0;
+  size_t bytes = 0;
+  for (element item : messages) {
+    object message;
+    std::string_view role;
+    if (item.get(message) || message["role"].get(role)) {
+      return Invalid(StrCat("messages[", index, "] must be an object with a string 'role'"));
+    }
+    element content;
+    std::string text;
+    if (!message["content"].get(content)) {
+      ASSIGN_OR_RETURN(text, ReadContent(content, index));
+    }
+    bytes += text.size() + role.size();
+    RETURN_IF_ERROR(CheckPromptBytes(bytes));
+    out.push_back(ChatMessage{std::string(role), std::move(text)});
+    ++index;
+  }
+  return out;
+}
+
+absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi api) {
+  object o;
+  if (body.get(o)) return Invalid("the request body must be a JSON object");
+  ParsedGeneration parsed;
+  parsed.call.api = api;
+  parsed.call.created = NowSeconds();
+  parsed.request = std::make_unique<GenerateRequest>();
+  GenerateRequest& request = *parsed.request;
+  std::string_view model;
+  if (o["model"].get(model) || model.empty()) {
+    return Invalid("'model' is required: the name of a model this server serves (GET /v1/models)");
+  }
+  parsed.call.model = std::string(model);
+  int64_t n = 1;
+  RETURN_IF_ERROR(ReadInteger(o, "n", 1, 1, &n));
+  RETURN_IF_ERROR(ReadBool(o, "stream", &parsed.call.stream));
+  object stream_options;
+  if (!o["stream_options"].get(stream_options)) {
+    RETURN_IF_ERROR(ReadBool(stream_options, "include_usage", &parsed.call.include_usage));
+  }
+  bool echo = false;
+  RETURN_IF_ERROR(ReadBool(o, "echo", &echo));
+  if (echo) return Invalid("'echo' is not supported");
+  RETURN_IF_ERROR(ReadSampling(o, request));
+  if (api == GenerationApi::kChat) {
+    RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
+    RETURN_IF_ERROR(ReadMaxTokens(o, "max_completion_tokens", request));
+    ASSIGN_OR_RETURN(request.messages, ParseChatMessages(o));
+    request.chat = true;
+    parsed.call.id = "chatcmpl-";
+  } else {
+    // OpenAI's default for completions.
+    request.max_tokens = 16;
+    RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
+    element prompt;
+    if (o["prompt"].get(prompt)) return Invalid("'prompt' is required");
+    std::string_view text;
+    array list;
+    if (!prompt.get(list)) {
+      if (list.size() != 1 || list.at(0).get(text)) {
+        return Invalid("'prompt' must be a string (or a list of exactly one string)");
+      }
+    } else if (prompt.get(text)) {
+      return Invalid("'prompt' must be a string");
+    }
+    RETURN_IF_ERROR(CheckPromptBytes(text.size()));
+    request.prompt = std::string(text);
+    parsed.call.id = "cmpl-";
+  }
+  return parsed;
+}
+
+absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) {
+  object o;
+  if (body.get(o)) return Invalid("the request body must be a JSON object");
+  ParsedGeneration parsed;
+  parsed.call.api = GenerationApi::kKServe;
+  parsed.call.stream = stream;
+  parsed.request = std::make_unique<GenerateRequest>();
+  GenerateRequest& request = *parsed.request;
+  std::string_view text;
+  if (o["text_input"].get(text)) return Invalid("'text_input' is required: the prompt, a string");
+  RETURN_IF_ERROR(CheckPromptBytes(text.size()));
+  request.prompt = std::string(text);
+  std::string_view id;
+  if (!o["id"].get(id)) parsed.call.id = std::string(id);
+  object parameters;
+  if (o["parameters"].get(parameters)) parameters = o;
+  RETURN_IF_ERROR(ReadSampling(parameters, request));
+  RETURN_IF_ERROR(ReadMaxTokens(parameters, "max_tokens", request));
+  return parsed;
+}
+
+HttpReply EncodeGenerationReply(const GenerationCall& call, std::string_view text,
+                                const GenerationEvent& done) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  if (call.api == GenerationApi::kKServe) {
+    WriteKServeHead(w, call);
+    w.Key("text_output");
+    String(w, text);
+    w.Key("finish_reason");
+    String(w, FinishReasonName(done.finish_reason));
+    WriteUsage(w, done.usage);
+  } else {
+    WriteOpenAiHead(w, call, false);
+    w.Key("choices");
+    w.StartArray();
+    w.StartObject();
+    w.Key("index");
+    w.Int(0);
+    if (call.api == GenerationApi::kChat) {
+      w.Key("message");
+      w.StartObject();
+      w.Key("role");
+      String(w, "assistant");
+      w.Key("content");
+      String(w, text);
+      w.EndObject();
+    } else {
+      w.Key("text");
+      String(w, text);
+    }
+    w.Key("logprobs");
+    w.Null();
+    w.Key("finish_reason");
+    String(w, FinishReasonName(done.finish_reason));
+    w.EndObject();
+    w.EndArray();
+    WriteUsage(w, done.usage);
+  }
+  w.EndObject();
+  HttpReply reply;
+  reply.body = Body(buffer);
+  return reply;
+}
+
+std::string EncodeStreamStart(const GenerationCall& call) {
+  if (call.api != GenerationApi::kChat) return {};
+  return OpenAiChunk(call, {}, /*role=*/true, nullptr);
+}
+
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text) {
+  if (call.api != GenerationApi::kKServe) return OpenAiChunk(call, text, false, nullptr);
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  WriteKServeHead(w, call);
+  w.Key("text_output");
+  String(w, text);
+  w.EndObject();
+  return Event(buffer);
+}
+
+std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done) {
+  if (call.api == GenerationApi::kKServe) {
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+    WriteKServeHead(w, call);
+    w.Key("text_output");
+    String(w, done.text);
+    w.Key("finish_reason");
+    String(w, FinishReasonName(done.finish_reason));
+    WriteUsage(w, done.usage);
+    w.EndObject();
+    return Event(buffer);
+  }
+  std::string events;
+  if (!done.text.empty()) events += OpenAiChunk(call, done.text, false, nullptr);
+  events += OpenAiChunk(call, {}, false, &done.finish_reason);
+  if (call.include_usage) {
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    w.StartObject();
+    WriteOpenAiHead(w, call, true);
+    w.Key("choices");
+    w.StartArray();
+    w.EndArray();
+    WriteUsage(w, done.usage);
+    w.EndObject();
+    events += Event(buffer);
+  }
+  events += "data: [DONE]\n\n";
+  return events;
+}
+
+std::string EncodeStreamError(const GenerationCall& call, const absl::Status& status) {
+  HttpReply reply = GenerationErrorReply(call.api, status);
+  std::string event = "data: " + reply.body + "\n\n";
+  if (call.api != GenerationApi::kKServe) event += "data: [DONE]\n\n";
+  return event;
+}
+
+HttpReply GenerationErrorReply(GenerationApi api, const absl::Status& status) {
+  HttpReply reply = ErrorReply(status);
+  if (api == GenerationApi::kKServe) return reply;
+  std::string_view type = "server_error";
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      type = "invalid_request_error";
+      break;
+    case absl::StatusCode::kNotFound:
+      type = "not_found_error";
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      type = "rate_limit_error";
+      break;
+    default:
+      break;
+  }
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  w.Key("message");
+  String(w, std::string_view(status.message().data(), status.message().size()));
+  w.Key("type");
+  String(w, type);
+  w.Key("param");
+  w.Null();
+  w.Key("code");
+  w.Null();
+  w.EndObject();
+  w.EndObject();
+  reply.body = Body(buffer);
+  return reply;
+}
+
+}  // namespace inferd

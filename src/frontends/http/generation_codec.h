@@ -1,0 +1,68 @@
+// Request parsing and reply encoding for the generation APIs: OpenAI's chat completions and
+// completions, and the KServe generate extension. Plain functions over JSON text, so the
+// rules are unit-tested without a server.
+//
+// Every client-supplied number and count is bounded here (max_tokens >= 1, temperature in
+// [0, 2], at most 4 stop strings of at most 256 bytes, ...); the model checks the rest
+// against itself (the prompt against its context, max_tokens against its cap).
+#ifndef INFERD_FRONTENDS_HTTP_GENERATION_CODEC_H_
+#define INFERD_FRONTENDS_HTTP_GENERATION_CODEC_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <simdjson.h>
+
+#include "absl/status/statusor.h"
+#include "core/generation.h"
+#include "frontends/http/http_types.h"
+
+namespace inferd {
+
+enum class GenerationApi { kChat, kCompletion, kKServe };
+
+// What a parsed request asks for besides the GenerateRequest itself.
+struct GenerationCall {
+  GenerationApi api = GenerationApi::kChat;
+  std::string model;          // OpenAI: the body's "model"; KServe: the path's
+  std::string model_version;  // KServe: filled in once a version is chosen
+  bool stream = false;
+  bool include_usage = false;  // OpenAI stream_options.include_usage
+  std::string id;              // "chatcmpl-...", "cmpl-...", or the KServe request id
+  int64_t created = 0;         // Unix seconds
+};
+
+struct ParsedGeneration {
+  GenerationCall call;
+  std::unique_ptr<GenerateRequest> request;
+};
+
+// The "messages" of an OpenAI chat body: role and content (a string, null, or text parts).
+absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(simdjson::dom::object body);
+
+// Parses an OpenAI chat completions or completions body (api kChat or kCompletion).
+absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(simdjson::dom::element body, GenerationApi api);
+// Parses a KServe generate body: {"text_input": ..., "parameters": {...}} (parameters may
+// also stand at the top level, as Triton's clients send them). `stream` is the endpoint's.
+absl::StatusOr<ParsedGeneration> ParseKServeGenerate(simdjson::dom::element body, bool stream);
+
+// The reply for a whole generation (non-streaming).
+HttpReply EncodeGenerationReply(const GenerationCall& call, std::string_view text,
+                                const GenerationEvent& done);
+// Streaming: the server-sent event for the start (OpenAI chat: the assistant role; else
+// empty), for a piece of text, and the end (finish reason, usage, OpenAI's [DONE]).
+std::string EncodeStreamStart(const GenerationCall& call);
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text);
+std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done);
+// An error after the stream has started: one event with the error, then the end.
+std::string EncodeStreamError(const GenerationCall& call, const absl::Status& status);
+
+// An error reply in the API's own shape: OpenAI's {"error": {"message", "type", "code"}},
+// or KServe's {"error": "..."}.
+HttpReply GenerationErrorReply(GenerationApi api, const absl::Status& status);
+
+}  // namespace inferd
+
+#endif  // INFERD_FRONTENDS_HTTP_GENERATION_CODEC_H_

@@ -1,0 +1,162 @@
+#include "frontends/http/generation_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <rapidjson/document.h>
+
+namespace inferd {
+namespace {
+
+// Parses `json` with simdjson (kept alive in the fixture) and runs the OpenAI parser.
+class GenerationCodecTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<ParsedGeneration> Parse(std::string json, GenerationApi api) {
+    padded_ = simdjson::padded_string(json);
+    simdjson::dom::element root;
+    EXPECT_FALSE(parser_.parse(padded_).get(root));
+    return ParseOpenAiRequest(root, api);
+  }
+  absl::StatusOr<ParsedGeneration> ParseKServe(std::string json) {
+    padded_ = simdjson::padded_string(json);
+    simdjson::dom::element root;
+    EXPECT_FALSE(parser_.parse(padded_).get(root));
+    return ParseKServeGenerate(root, false);
+  }
+  static std::string ErrorOf(const absl::StatusOr<ParsedGeneration>& parsed) {
+    return parsed.ok() ? "" : std::string(parsed.status().message());
+  }
+
+  simdjson::dom::parser parser_;
+  simdjson::padded_string padded_;
+};
+
+TEST_F(GenerationCodecTest, ReadsAChatRequest) {
+  auto parsed = Parse(R"({"model": "m", "messages": [{"role": "system", "content": "S"},
+      {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
+      "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 9, "stop": "END",
+      "stream": true, "stream_options": {"include_usage": true}, "user": "ignored"})",
+                      GenerationApi::kChat);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const GenerateRequest& r = *parsed->request;
+  EXPECT_EQ(parsed->call.model, "m");
+  EXPECT_TRUE(parsed->call.stream && parsed->call.include_usage);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1].content, "a\nb");
+  EXPECT_TRUE(r.chat);
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_EQ(r.sampling.temperature, 0);
+  EXPECT_EQ(r.sampling.top_p, 0.5);
+  EXPECT_EQ(r.sampling.top_k, 3);
+  EXPECT_EQ(r.sampling.seed, 9u);
+  EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
+}
+
+TEST_F(GenerationCodecTest, CompletionsDefaultToSixteenTokensLikeOpenAi) {
+  auto parsed = Parse(R"({"model": "m", "prompt": ["hello"]})", GenerationApi::kCompletion);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->request->prompt, "hello");
+  EXPECT_EQ(parsed->request->max_tokens, 16);
+  EXPECT_FALSE(parsed->request->chat);
+}
+
+TEST_F(GenerationCodecTest, BoundsEveryClientNumber) {
+  const std::string chat = R"("model": "m", "messages": [{"role": "user", "content": "x"}])";
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "temperature": 2.5})", GenerationApi::kChat))
+                .find("temperature"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(Parse("{" + chat + R"(, "max_tokens": 0})", GenerationApi::kChat)).find("max_tokens"),
+      std::string::npos);
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "top_p": 0})", GenerationApi::kChat)).find("top_p"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "n": 3})", GenerationApi::kChat)).find("'n'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "stop": ["a","b","c","d","e"]})", GenerationApi::kChat))
+                .find("stop"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "stop": ")" + std::string(300, 'x') + R"("})",
+                          GenerationApi::kChat))
+                .find("256"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse(R"({"messages": []})", GenerationApi::kChat)).find("model"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "messages": []})", GenerationApi::kChat)).find("empty"),
+            std::string::npos);
+}
+
+TEST_F(GenerationCodecTest, RefusesPromptTextOverOneMebibyteBeforeTokenising) {
+  const std::string big((1 << 20) + 1, 'a');
+  EXPECT_NE(
+      ErrorOf(Parse(R"({"model": "m", "prompt": ")" + big + R"("})", GenerationApi::kCompletion))
+          .find("1048577 bytes"),
+      std::string::npos);
+  // Two messages each under the limit, together over it.
+  const std::string half((1 << 19) + 1, 'a');
+  EXPECT_NE(ErrorOf(Parse(R"({"model": "m", "messages": [{"role": "user", "content": ")" + half +
+                              R"("}, {"role": "user", "content": ")" + half + R"("}]})",
+                          GenerationApi::kChat))
+                .find("at most 1048576 bytes"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(ParseKServe(R"({"text_input": ")" + big + R"("})")).find("bytes"),
+            std::string::npos);
+  EXPECT_TRUE(
+      Parse(R"({"model": "m", "prompt": ")" + half + R"("})", GenerationApi::kCompletion).ok());
+}
+
+TEST_F(GenerationCodecTest, KServeParametersMayBeNestedOrTopLevel) {
+  auto nested = ParseKServe(R"({"text_input": "hi", "parameters": {"max_tokens": 3}})");
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(nested->request->max_tokens, 3);
+  auto top = ParseKServe(R"({"text_input": "hi", "max_tokens": 5, "temperature": 0})");
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_EQ(top->request->max_tokens, 5);
+  EXPECT_EQ(top->request->sampling.temperature, 0);
+  EXPECT_FALSE(ParseKServe(R"({"parameters": {}})").ok());
+}
+
+TEST(GenerationEncodeTest, ChatReplyCarriesTextFinishReasonAndUsage) {
+  GenerationCall call;
+  call.api = GenerationApi::kChat;
+  call.model = "m";
+  call.id = "chatcmpl-1";
+  GenerationEvent done;
+  done.done = true;
+  done.finish_reason = FinishReason::kLength;
+  done.usage.prompt_tokens = 5;
+  done.usage.completion_tokens = 2;
+  HttpReply reply = EncodeGenerationReply(call, "hi \"there\"", done);
+  rapidjson::Document d;
+  d.Parse(reply.body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << reply.body;
+  EXPECT_STREQ(d["object"].GetString(), "chat.completion");
+  EXPECT_STREQ(d["choices"][0]["message"]["content"].GetString(), "hi \"there\"");
+  EXPECT_STREQ(d["choices"][0]["finish_reason"].GetString(), "length");
+  EXPECT_EQ(d["usage"]["total_tokens"].GetInt(), 7);
+}
+
+TEST(GenerationEncodeTest, StreamEndsWithFinishUsageAndDone) {
+  GenerationCall call;
+  call.api = GenerationApi::kChat;
+  call.include_usage = true;
+  GenerationEvent done;
+  done.finish_reason = FinishReason::kStop;
+  const std::string end = EncodeStreamEnd(call, done);
+  EXPECT_NE(end.find("\"finish_reason\":\"stop\""), std::string::npos) << end;
+  EXPECT_NE(end.find("\"usage\""), std::string::npos) << end;
+  EXPECT_TRUE(end.ends_with("data: [DONE]\n\n")) << end;
+  EXPECT_TRUE(EncodeStreamText(call, "x").starts_with("data: {")) << EncodeStreamText(call, "x");
+}
+
+TEST(GenerationEncodeTest, OpenAiErrorsHaveOpenAisShape) {
+  HttpReply reply =
+      GenerationErrorReply(GenerationApi::kChat, absl::ResourceExhaustedError("queue is full"));
+  EXPECT_EQ(reply.status, 429u);
+  EXPECT_EQ(
+      reply.body,
+      R"({"error":{"message":"queue is full","type":"rate_limit_error","param":null,"code":null}})");
+  EXPECT_EQ(GenerationErrorReply(GenerationApi::kKServe, absl::NotFoundError("no")).body,
+            R"({"error":"no"})");
+}
+
+}  // namespace
+}  // namespace inferd

@@ -1,0 +1,162 @@
+// BasicHttpSession's streamed replies and disconnect watch (declared in http_session.h).
+//
+// A streamed reply is a head with Transfer-Encoding: chunked and then one chunk per piece.
+// Pieces arrive on the strand from any producer thread (posted by ReplyStream); while one
+// write is in flight the next ones gather in stream_pending_ and go out together, so a
+// slow client costs one write per round trip, not one per token, and the producer never
+// waits for the socket.
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/write.hpp>
+
+#include "common/http_status.h"
+#include "frontends/http/http_session.h"
+#include "frontends/http/response_head.h"
+#include "observability/request_id.h"
+
+namespace inferd {
+namespace {
+
+namespace beast = boost::beast;
+namespace asio = boost::asio;
+
+constexpr std::chrono::seconds kStreamWriteTimeout{60};
+constexpr size_t kWatchReadBytes = 4096;
+
+}  // namespace
+
+template <class Stream>
+void BasicHttpSession<Stream>::BeginStream(uint64_t request, HttpReply head) {
+  if (request != request_number_ || answered_) return;
+  answered_ = true;
+  streaming_ = true;
+  stream_ending_ = false;
+  const unsigned version = parser_->get().version();
+  stream_chunked_ = version != 10;
+  // An HTTP/1.0 body without a length ends with the connection.
+  if (!stream_chunked_ || shared_->draining->load()) keep_alive_ = false;
+  if (record_.active) {
+    head.headers.emplace_back(std::string(kRequestIdHeader), record_.request_id);
+  }
+  std::string text;
+  WriteStreamHead(head, version != 0 ? version : 11, keep_alive_, &text);
+  stream_pending_ += text;
+  if (head_request_) {
+    // HEAD gets the head only.
+    stream_ending_ = true;
+  }
+  FlushStream();
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::StreamWrite(uint64_t request, std::string data) {
+  if (request != request_number_ || !streaming_ || stream_ending_) return;
+  if (stream_chunked_) {
+    AppendChunk(data, &stream_pending_);
+  } else {
+    stream_pending_ += data;
+  }
+  FlushStream();
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::StreamEnd(uint64_t request, std::string data) {
+  if (request != request_number_ || !streaming_ || stream_ending_) return;
+  StreamWrite(request, std::move(data));
+  if (stream_chunked_) stream_pending_ += kLastChunk;
+  stream_ending_ = true;
+  FlushStream();
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::FlushStream() {
+  if (stream_writing_) return;
+  if (stream_pending_.empty()) {
+    if (!stream_ending_) return;
+    // Everything is out: the request is done.
+    streaming_ = false;
+    stream_ending_ = false;
+    RecordFinished(200, absl::StatusCode::kOk, {});
+    std::string().swap(stream_inflight_);
+    OnWrite(beast::error_code());
+    return;
+  }
+  stream_writing_ = true;
+  stream_inflight_.swap(stream_pending_);
+  stream_pending_.clear();
+  beast::get_lowest_layer(stream_).expires_after(kStreamWriteTimeout);
+  asio::async_write(
+      stream_, asio::buffer(stream_inflight_),
+      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->OnStreamWrite(ec); });
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
+  stream_writing_ = false;
+  stream_inflight_.clear();
+  if (ec) {
+    // The client went away mid-stream: tell the producer, drop what is left.
+    streaming_ = false;
+    stream_ending_ = false;
+    stream_pending_.clear();
+    if (auto callback = std::move(on_disconnect_)) callback();
+    // 499 (nginx's "client closed request") is counted as the client's doing.
+    RecordFinished(499, StatusCodeForHttp(499),
+                   "the client closed the connection during the stream");
+    OnWrite(ec);
+    return;
+  }
+  FlushStream();
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::WatchDisconnect(uint64_t request,
+                                               std::function<void()> on_disconnect) {
+  // Too late for this request (its reply is out, the next read may be running).
+  if (request != request_number_ || (answered_ && !streaming_)) return;
+  if constexpr (!std::is_same_v<Stream, PlainStream>) {
+    return;  // over TLS: see the header
+  }
+  on_disconnect_ = std::move(on_disconnect);
+  if (watching_) return;
+  watching_ = true;
+  reply_done_ = false;
+  // On the socket itself, not the tcp_stream: its timeout must not end a long generation.
+  beast::get_lowest_layer(stream_).socket().async_read_some(
+      buffer_.prepare(kWatchReadBytes),
+      [self = this->shared_from_this()](beast::error_code ec, size_t bytes) {
+        self->OnWatch(ec, bytes);
+      });
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::OnWatch(beast::error_code ec, size_t bytes) {
+  watching_ = false;
+  if (!ec) buffer_.commit(bytes);
+  if (reply_done_) {
+    // The reply went out and cancelled this read: go on with the next request.
+    reply_done_ = false;
+    if (ec && ec != asio::error::operation_aborted) return Close();
+    return ReadHeader();
+  }
+  if (ec && ec != asio::error::operation_aborted) {
+    if (auto callback = std::move(on_disconnect_)) callback();
+  }
+  // Bytes instead: the client sent its next request early; it waits in buffer_.
+}
+
+// The members defined here, for both kinds of session (http_session.cc instantiates the rest).
+#define INFERD_INSTANTIATE_STREAM_MEMBERS(S)                                           \
+  template void BasicHttpSession<S>::BeginStream(uint64_t, HttpReply);                 \
+  template void BasicHttpSession<S>::StreamWrite(uint64_t, std::string);               \
+  template void BasicHttpSession<S>::StreamEnd(uint64_t, std::string);                 \
+  template void BasicHttpSession<S>::WatchDisconnect(uint64_t, std::function<void()>); \
+  template void BasicHttpSession<S>::FlushStream();                                    \
+  template void BasicHttpSession<S>::OnStreamWrite(boost::beast::error_code);          \
+  template void BasicHttpSession<S>::OnWatch(boost::beast::error_code, size_t);
+INFERD_INSTANTIATE_STREAM_MEMBERS(PlainStream)
+INFERD_INSTANTIATE_STREAM_MEMBERS(TlsStream)
+#undef INFERD_INSTANTIATE_STREAM_MEMBERS
+
+}  // namespace inferd
