@@ -1,5 +1,6 @@
 // A TimeSource that only moves when a test says so. For tests only: batch delays, deadlines
-// and latency measurements become exact and need no sleeping.
+// and latency measurements become exact and need no sleeping, and a wait for a deadline
+// (common/timed_wait.h) ends when the test advances past it.
 //
 // Thread-safety: thread-safe; code under test may read it from its own threads while the
 // test advances it.
@@ -27,6 +28,13 @@ class FakeTimeSource : public TimeSource {
   void Advance(Duration by) {
     MutexLock lock(&mu_);
     now_ += by;
+  }
+
+  // This time moves only in Advance, which no sleeping thread hears of: a waiter reads it
+  // again every millisecond, so a deadline an hour away passes as soon as a test advances an
+  // hour.
+  Duration RealWaitBefore(TimePoint, TimePoint) const override {
+    return std::chrono::milliseconds(1);
   }
 
  private:
