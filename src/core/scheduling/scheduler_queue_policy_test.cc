@@ -126,7 +126,10 @@ TEST(SchedulerTest, BatchDelayEndsWhenTheTimeSourcePassesIt) {
   options.batch_policy = Dynamic(8, std::chrono::hours(1));
   Scheduler scheduler(options, &config, &model, &stats);
 
+  const TimePoint start = time.Now();
   scheduler.Enqueue(MakeRequest("alone", {1.0f}, completions));
+  // Advanced only once the instance waits for the batch delay, so the wait is what ends.
+  ASSERT_TRUE(time.AwaitWaiterFor(start + std::chrono::hours(1), kHangTimeout));
   time.Advance(std::chrono::hours(1));
   ASSERT_TRUE(completions.WaitFor(1));
   EXPECT_TRUE(completions.Of("alone").status.ok());
@@ -148,7 +151,10 @@ TEST(SchedulerTest, AnHourLongDeadlinePassesWhenTheTimeSourcePassesIt) {
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
+  const TimePoint start = time.Now();
   scheduler.Enqueue(WithTimeout(MakeRequest("late", {1.0f}, completions), std::chrono::hours(1)));
+  // Advanced only once the deadline watcher waits for the deadline.
+  ASSERT_TRUE(time.AwaitWaiterFor(start + std::chrono::hours(1), kHangTimeout));
   time.Advance(std::chrono::hours(1));
   ASSERT_TRUE(completions.WaitFor(1));
   EXPECT_EQ(completions.Of("late").status.code(), absl::StatusCode::kDeadlineExceeded);
