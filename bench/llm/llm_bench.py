@@ -40,6 +40,14 @@ from inferd_harness import InferdServer, free_port  # noqa: E402
 from llm_helpers import add_llm, smollm2_gguf  # noqa: E402
 
 TOOLS = ROOT / "build-llama-tools"
+
+
+def tools_env():
+    """llama.cpp's tools run on the wheel's libggml (bench/llm/build-llama-tools)."""
+    import sysconfig
+
+    lib = str(Path(sysconfig.get_paths()["purelib"]) / "lib")
+    return {**os.environ, "LD_LIBRARY_PATH": lib + ":" + os.environ.get("LD_LIBRARY_PATH", "")}
 PROMPT = ("Here is a detailed history of the city of Paris, its monuments, its rivers, its "
           "bridges and its people, from the Romans to today:")  # ~30 tokens
 SLOTS = 16
@@ -73,7 +81,7 @@ class Process:
         self.command = [c.replace("{port}", str(self.port)) for c in command]
         self.log = open(log, "w")
         self.proc = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env={**os.environ, **(env or {})})
+                                     env=env or dict(os.environ))
         self.url = f"http://127.0.0.1:{self.port}"
         try:
             wait_ready(self.url, ready)
@@ -185,7 +193,8 @@ def batched_bench(threads, output_tokens, concurrency):
                "-npp", "32", "-ntg", str(output_tokens),
                "-npl", ",".join(str(c) for c in concurrency), "-t", str(threads),
                "-tb", str(threads), "-fa", "on", "--output-format", "jsonl"]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=900,
+                          env=tools_env())
     rows = {}
     for line in (done.stdout + done.stderr).splitlines():
         if line.startswith("{"):
@@ -251,7 +260,8 @@ def main():
                     "-fa", "on", "-cb", "--no-webui"]
     report["peers"]["llama-server"] = measure_peer(
         "llama-server", lambda: Process("llama-server", llama_server, "/health",
-                                        tmp / "llama-server.log"), "smollm2", args, mixed=True)
+                                        tmp / "llama-server.log", env=tools_env()),
+        "smollm2", args, mixed=True)
 
     peer_python = TOOLS / "peer-venv" / "bin" / "python"
     if not peer_python.is_file():
@@ -303,7 +313,8 @@ def render(report, args):
         f"{CONTEXT_PER_SEQUENCE} tokens, batch 512, flash attention on, streamed "
         f"/v1/completions; {args.rounds} requests per client, median of {args.repeats} runs "
         "(all runs in the JSON). One run, one machine, servers one after another.", "",
-        "Command: `bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py`", "",
+        "Command: `bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py"
+        + "".join(" " + a for a in sys.argv[1:]) + "`", "",
         f"Load average before / after: {', '.join(f'{x:.2f}' for x in report['load_before'])}"
         f" / {', '.join(f'{x:.2f}' for x in report['load_after'])} (2 cores; above ~1.5 the "
         "machine was shared with other work and the absolute numbers are low).", "",

@@ -186,8 +186,11 @@ FuzzServer::FuzzServer() {
     std::abort();
   }
   static const std::atomic<bool> draining{false};
-  router_ = std::make_unique<HttpRouter>(
-      HandlerContext{.models = models_.get(), .server_version = "fuzz", .draining = &draining});
+  inference_ = std::make_unique<InferencePath>(models_.get());
+  router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
+                                                        .models = models_.get(),
+                                                        .server_version = "fuzz",
+                                                        .draining = &draining});
 }
 
 HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string_view query,

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/router.h"
@@ -44,12 +45,15 @@ class FuzzServer {
   void Restore();
 
   ModelManager& models() { return *models_; }
+  InferencePath& inference() { return *inference_; }
 
  private:
   FuzzServer();
 
   std::string repository_;
   std::unique_ptr<ModelManager> models_;
+  // What every frontend submits through (main.cc builds the same one).
+  std::unique_ptr<InferencePath> inference_;
   std::unique_ptr<HttpRouter> router_;
 };
 

@@ -4,6 +4,7 @@
 - `start_server`: starts extra servers for one test (bad repositories, SIGTERM, flags) and
   stops them at teardown.
 - `torch_ref`: the demo models run in this process with PyTorch.
+- `llm_server`: one inferd serving the demo chat model (SmolLM2, 16 sequences) per module.
 
 When a test fails, the logs of the servers it used are added to its report.
 """
@@ -16,6 +17,7 @@ import pytest
 
 from inferd_harness import (DEMO_MODELS, INFERD_BINARY, InferdServer, TorchReference,
                             make_repository)
+from llm_helpers import LLM_MODEL, add_llm
 
 _LOG_TAIL_CHARS = 20000
 
@@ -89,3 +91,12 @@ def pytest_runtest_makereport(item, call):
         if len(log) > _LOG_TAIL_CHARS:
             log = "...\n" + log[-_LOG_TAIL_CHARS:]
         report.sections.append((f"inferd log ({server.name}, {server.log_path})", log))
+
+
+@pytest.fixture(scope="module")
+def llm_server(tmp_path_factory):
+    repo = tmp_path_factory.mktemp("llm_repo")
+    add_llm(repo, LLM_MODEL, parallel=16)
+    server = InferdServer(repo, repo.parent / "inferd.log", name="llm_server").start()
+    yield server
+    server.stop()

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import requests
 
+# The demo chat model's name in the test repositories.
+LLM_MODEL = "smollm2"
+
 SETTINGS = {
     # Settings both sides use: greedy decoding is reproducible only with equal threads,
     # batch sizes, context per sequence and attention kernel (README: LLM serving).

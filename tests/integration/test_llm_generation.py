@@ -7,25 +7,15 @@ from __future__ import annotations
 import pytest
 import requests
 
-from llm_helpers import add_llm, reference_greedy, reference_llama, smollm2_gguf, sse_events
+from llm_helpers import (LLM_MODEL, reference_greedy, reference_llama, smollm2_gguf,
+                         sse_events)
 
-MODEL = "smollm2"
+MODEL = LLM_MODEL
 PROMPTS = [
     "The three primary colors are",
     "def fibonacci(n):\n",
     "Paris is the capital of",
 ]
-
-
-@pytest.fixture(scope="module")
-def llm_server(tmp_path_factory):
-    from inferd_harness import InferdServer
-
-    repo = tmp_path_factory.mktemp("llm_repo")
-    add_llm(repo, MODEL, parallel=16)
-    server = InferdServer(repo, repo.parent / "inferd.log", name="llm_server").start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="module")

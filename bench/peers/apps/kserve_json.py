@@ -5,6 +5,7 @@ nested, row-major. Using the same body for every server means wrk sends the same
 each and every server pays for parsing the same JSON.
 """
 
+import argparse
 import json
 
 import numpy as np
@@ -27,3 +28,14 @@ def encode(model: str, name: str, array) -> dict:
     return {"model_name": model,
             "outputs": [{"name": name, "datatype": _KSERVE.get(array.dtype.name, "FP32"),
                          "shape": list(array.shape), "data": array.ravel().tolist()}]}
+
+
+def app_arguments() -> argparse.Namespace:
+    """The command line bench/peers/peer_servers.py gives the Ray Serve and LitServe apps."""
+    parser = argparse.ArgumentParser()
+    for flag in ("--model-file", "--model", "--output"):
+        parser.add_argument(flag, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--max-batch", type=int, default=32)
+    parser.add_argument("--wait-ms", type=float, default=1.0)
+    return parser.parse_args()

@@ -6,7 +6,6 @@
 One worker (as inferd and Triton run one instance). Blocks until killed.
 """
 
-import argparse
 import os
 import sys
 
@@ -45,13 +44,7 @@ class ModelAPI(ls.LitAPI):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    for flag in ("--model-file", "--model", "--output"):
-        parser.add_argument(flag, required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--max-batch", type=int, default=32)
-    parser.add_argument("--wait-ms", type=float, default=1.0)
-    args = parser.parse_args()
+    args = kserve_json.app_arguments()
     api = ModelAPI(args.model_file, args.model, args.output, max_batch_size=args.max_batch,
                    batch_timeout=args.wait_ms / 1e3, api_path=f"/v2/models/{args.model}/infer")
     server = ls.LitServer(api, accelerator="cpu", workers_per_device=1)

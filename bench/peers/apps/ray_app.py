@@ -7,7 +7,6 @@ One replica (as inferd and Triton run one instance), Ray started locally on 127.
 without its dashboard. Blocks until killed.
 """
 
-import argparse
 import os
 import signal
 import sys
@@ -44,13 +43,7 @@ class Model:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    for flag in ("--model-file", "--model", "--output"):
-        parser.add_argument(flag, required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--max-batch", type=int, default=32)
-    parser.add_argument("--wait-ms", type=float, default=1.0)
-    args = parser.parse_args()
+    args = kserve_json.app_arguments()
     ray.init(num_cpus=os.cpu_count(), include_dashboard=False, _node_ip_address="127.0.0.1")
     serve.start(http_options={"host": "127.0.0.1", "port": args.port})
     serve.run(Model.bind(args.model_file, args.model, args.output, args.max_batch,
