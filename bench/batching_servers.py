@@ -18,7 +18,6 @@ polling readiness until the timeout.
 """
 
 import os
-import re
 import shlex
 import shutil
 import time
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 import requests
+import yaml
 
 import bodies
 import nginx_ceiling
@@ -41,24 +41,20 @@ def config_text(demo: str, variant: str, max_batch: int, delay_us: int, slo_ms: 
     """The demo config.yaml rewritten for `variant` (instances: 0 keeps the demo's count)."""
     if variant == "nobatch":
         return demo
+    config = yaml.safe_load(demo)
+    config["max_batch_size"] = max_batch
     if variant == "batch":
-        block = f"dynamic_batching:\n  max_queue_delay_us: {delay_us}\n"
+        config["dynamic_batching"] = {"max_queue_delay_us": delay_us}
     elif variant in ("autotune", "autotune-1t"):
-        block = f"dynamic_batching:\n  auto_tune: true\n  latency_slo_ms: {slo_ms:g}\n"
+        config["dynamic_batching"] = {"auto_tune": True, "latency_slo_ms": slo_ms}
     else:
         raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
-    text, found = re.subn(r"(?m)^max_batch_size:.*\n", f"max_batch_size: {max_batch}\n" + block,
-                          demo, count=1)
-    if not found:
-        text = demo.rstrip("\n") + f"\nmax_batch_size: {max_batch}\n" + block
     if variant == "autotune-1t":
-        text, found = re.subn(r"(?m)^parameters: \{\}$", "parameters: {intra_op_threads: 1}",
-                              text, count=1)
-        if not found:
-            raise ValueError("autotune-1t needs a config with 'parameters: {}' to rewrite")
+        config.setdefault("parameters", {})["intra_op_threads"] = 1
     if instances > 0:
-        text = re.sub(r"(?m)^(\s*-\s*\{?\s*count:\s*)\d+", rf"\g<1>{instances}", text)
-    return text
+        for group in config.setdefault("instances", [{}]):
+            group["count"] = instances
+    return yaml.safe_dump(config, sort_keys=False, default_flow_style=None)
 
 
 def make_repository(work_dir: str, source_repo: str, model: str, variant: str,
@@ -199,11 +195,9 @@ def make_targets(model: str, body_bytes: int, args, work_dir: str, rec: dict) ->
                            args.queue_delay_us.get(model, 1000), args.slo_ms, args.instances)
         rec["configs"][f"{model}/{variant}"] = text
         repo = make_repository(work_dir, args.repository, model, variant, text)
-        port = servers.free_port()
-        targets.append(Target("inferd", model, port,
-                              servers.inferd_command(args.inferd_binary, repo, port),
-                              os.path.join(work_dir, f"inferd-{variant}-{model}.log"),
-                              variant=variant))
+        targets.append(servers.new_inferd(
+            model, args.inferd_binary, repo,
+            os.path.join(work_dir, f"inferd-{variant}-{model}.log"), cls=Target, variant=variant))
     if "flask" in args.baselines:
         port = servers.free_port()
         command = servers.flask_command(args.python, os.path.join(BENCH_DIR, "flask_baseline.py"),

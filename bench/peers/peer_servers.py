@@ -81,6 +81,8 @@ class Peer:
     cwd: Optional[str] = None
     config: str = ""  # the batching config as the peer reads it, for the report
     process: Optional[subprocess.Popen] = field(default=None, repr=False)
+    # inferd: the harness that starts it on port 0; the URLs above are set once it listens.
+    inferd: Optional[servers.InferdServer] = field(default=None, repr=False)
 
     @property
     def front(self) -> str:
@@ -145,13 +147,18 @@ def make_inferd(name: str, spec: ModelSpec, args, work_dir: str) -> Peer:
     text = batching_servers.config_text(demo, variant, spec.max_batch, spec.delay_us,
                                         args.slo_ms, 0)
     repo = batching_servers.make_repository(work_dir, args.repository, spec.name, name, text)
-    port, grpc = servers.free_port(), servers.free_port()
-    command = servers.inferd_command(args.inferd_binary, repo, port) + ["--grpc-port", str(grpc)]
+    server = servers.new_inferd(spec.name, args.inferd_binary, repo,
+                                os.path.join(work_dir, f"{name}-{spec.name}.log"))
+    return Peer(name, spec.name, server.command, server.log_path, infer_url="", config=text,
+                inferd=server.inferd)
+
+
+def point_at_inferd(peer: Peer, port: int, grpc: int) -> None:
+    """The URLs of an inferd peer, once its harness has read the bound ports back."""
     base = f"http://{HOST}:{port}"
-    return Peer(name, spec.name, command, os.path.join(work_dir, f"{name}-{spec.name}.log"),
-                f"{base}/v2/models/{spec.name}/infer", http=f"{HOST}:{port}",
-                grpc=f"{HOST}:{grpc}", stats_url=f"{base}/v2/models/{spec.name}/stats",
-                config=text)
+    peer.infer_url = f"{base}/v2/models/{peer.model}/infer"
+    peer.http, peer.grpc = f"{HOST}:{port}", f"{HOST}:{grpc}"
+    peer.stats_url = f"{base}/v2/models/{peer.model}/stats"
 
 
 # --- Triton --------------------------------------------------------------------------------
@@ -282,6 +289,11 @@ def make(name: str, spec: ModelSpec, args, work_dir: str) -> Peer:
 # --- running -------------------------------------------------------------------------------
 
 def start(peer: Peer) -> None:
+    if peer.inferd is not None:
+        peer.process = peer.inferd.spawn().proc
+        peer.inferd.wait_ports()
+        point_at_inferd(peer, peer.inferd.port, peer.inferd.grpc_port)
+        return
     env = dict(os.environ, **peer.env)
     with open(peer.log_path, "ab") as log:
         peer.process = subprocess.Popen(peer.command, stdout=log, stderr=subprocess.STDOUT,

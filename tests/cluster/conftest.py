@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tools.grpc_stubs
 
 from inferd_harness import DEMO_MODELS, INFERD_BINARY, TorchReference  # noqa: E402
 

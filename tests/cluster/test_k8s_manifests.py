@@ -219,7 +219,7 @@ def _start_pod_like(tmp_path, overlay: str):
 
 def _max_batch_size(grpc_address: str, model: str) -> int:
     import grpc
-    from grpc_stubs import pb, pb_grpc
+    from tools.grpc_stubs import pb, pb_grpc
     with grpc.insecure_channel(grpc_address) as channel:
         stub = pb_grpc.GRPCInferenceServiceStub(channel)
         return stub.ModelConfig(pb.ModelConfigRequest(name=model), timeout=10).config.max_batch_size

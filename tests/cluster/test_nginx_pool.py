@@ -26,7 +26,7 @@ def _pool(fleet, tmp_path, repos, *extra, balance="least_conn"):
 
 
 def test_grpc_passes_through_to_every_replica(fleet, tmp_path, nginx_binary, torch_ref):
-    from grpc_stubs import pb, pb_grpc
+    from tools.grpc_stubs import pb, pb_grpc
     repo = make_repository(tmp_path / "repo", {"mlp_scorer": "mlp_scorer"})
     replicas, pool = _pool(fleet, tmp_path, [repo, repo])
     rows = np.random.default_rng(3).standard_normal((4, 256)).astype(np.float32)

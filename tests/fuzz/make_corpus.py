@@ -5,7 +5,7 @@ models of tests/fuzz/fuzz_server.h. The files are committed; run this again afte
 it (.venv/bin/python tests/fuzz/make_corpus.py [path/to/demo/sample.json]).
 
 The gRPC seeds are serialized ModelInferRequest messages, encoded with the stubs that
-tests/integration/grpc_stubs.py generates from proto/inference_service.proto."""
+tools/grpc_stubs.py generates from proto/inference_service.proto."""
 
 from __future__ import annotations
 
@@ -183,11 +183,33 @@ outputs: [{name: b, datatype: FP32, dims: [1000]}]
 """)
 
     write_grpc_seeds()
+    write_generation_seeds()
+
+
+def write_generation_seeds() -> None:
+    """generation_body_fuzzer: one byte choosing the API (0 chat, 1 completion, 2 KServe
+    generate, 3 generate_stream), then the body."""
+    seeds = {
+        "chat": (0, {"model": "smollm2", "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+            "max_tokens": 8, "temperature": 0.7, "top_p": 0.9, "top_k": 40, "seed": 3,
+            "stop": ["\n", "END"], "stream": True, "stream_options": {"include_usage": True}}),
+        "completion": (1, {"model": "smollm2", "prompt": "Count: one, two,", "max_tokens": 16,
+                           "temperature": 0, "stop": "ten"}),
+        "kserve": (2, {"text_input": "Paris is", "parameters": {"max_tokens": 4,
+                                                                 "temperature": 0}}),
+        "kserve_stream": (3, {"text_input": "Hi", "parameters": {"max_tokens": 2,
+                                                                  "stream": True}}),
+    }
+    for name, (api, body) in seeds.items():
+        write("generation_body_fuzzer", name,
+              bytes([api]) + json.dumps(body, separators=(",", ":")).encode())
 
 
 def write_grpc_seeds() -> None:
-    sys.path.insert(0, str(HERE.parent / "integration"))
-    from grpc_stubs import pb  # noqa: E402  (generates the stubs)
+    sys.path.insert(0, str(HERE.parents[1]))  # the repository root: tools.grpc_stubs
+    from tools.grpc_stubs import pb  # noqa: E402  (generates the stubs)
 
     def request(model, version="", **kwargs):
         return pb.ModelInferRequest(model_name=model, model_version=version, id="r1", **kwargs)

@@ -11,9 +11,13 @@ When a test fails, the logs of the servers it used are added to its report.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+# The repository root, for the modules the tests share with the tools (tools.grpc_stubs).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from inferd_harness import (DEMO_MODELS, INFERD_BINARY, InferdServer, TorchReference,
                             make_repository)

@@ -90,19 +90,29 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class InferdServer:
-    """One inferd process. `start()` returns once GET /v2/health/ready answers 200."""
+    """One inferd process, the one way tests, benchmarks and tools start inferd: on port 0,
+    with the bound ports read back from --port-file (no race for a "free" port).
+    `start()` returns once GET /v2/health/ready answers 200; `spawn()` and `wait_ready()` are
+    its two halves, for a caller that does something in between.
+
+    `binary` defaults to INFERD_BINARY (read when the server starts); `new_session` puts the
+    process in a session of its own (benchmarks: Ctrl-C in the terminal does not reach it,
+    and stop() still does)."""
 
     def __init__(self, repository: Path | None, log_path: Path, args: list[str] | None = None,
                  env: dict[str, str] | None = None, port_flag: bool = True, name: str = "inferd",
-                 tls_ca: Path | None = None):
+                 tls_ca: Path | None = None, binary: Path | None = None,
+                 new_session: bool = False):
         self.repository = repository
-        self.log_path = log_path
+        self.log_path = Path(log_path)
         self.args = list(args or [])
         self.extra_env = dict(env or {})
         self.port_flag = port_flag
         self.name = name
         # With TLS (--tls-cert-file): the CA certificate that clients trust.
         self.tls_ca = tls_ca
+        self.binary = Path(binary) if binary is not None else None
+        self.new_session = new_session
         self.port: int | None = None
         self.grpc_port: int | None = None
         self.proc: subprocess.Popen | None = None
@@ -116,7 +126,7 @@ class InferdServer:
         return self.log_path.with_name(self.log_path.name + ".ports")
 
     def command(self) -> list[str]:
-        cmd = [str(INFERD_BINARY)]
+        cmd = [str(self.binary or INFERD_BINARY)]
         if self.repository is not None:
             cmd += ["--model-repository", str(self.repository)]
         if self.port_flag:
@@ -126,8 +136,15 @@ class InferdServer:
         return cmd + self.args
 
     def start(self) -> "InferdServer":
-        if not INFERD_BINARY.is_file():
-            raise RuntimeError(f"inferd binary not found at {INFERD_BINARY}; build it first")
+        self.spawn()
+        self.wait_ready()
+        return self
+
+    def spawn(self) -> "InferdServer":
+        """Starts the process and returns at once (the ports are known after wait_ready)."""
+        binary = self.binary or INFERD_BINARY
+        if not Path(binary).is_file():
+            raise RuntimeError(f"inferd binary not found at {binary}; build it first")
         env = dict(self.extra_env)
         # inferd's SIGTERM drain period (5 s by default) would add its length to every
         # test's teardown; the drain tests set it themselves.
@@ -138,39 +155,54 @@ class InferdServer:
             env.setdefault("INFERD_HOST", "127.0.0.1")
             env.setdefault("INFERD_PORT_FILE", str(self.port_file))
         self.port_file.unlink(missing_ok=True)
+        self.port = self.grpc_port = None  # a restarted server is on new ports
         with open(self.log_path, "ab") as log:
             log.write(f"--- start: {' '.join(self.command())}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=clean_env(env),
-                                         cwd=REPO_ROOT)
-        self._wait_ready()
+                                         cwd=REPO_ROOT, start_new_session=self.new_session)
         return self
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + READY_TIMEOUT_S
+    def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Until the port file names the ports and GET /v2/health/ready answers 200 (every
+        model that loads at start has loaded); raises with the log if the process exits first
+        or the time runs out (and stops it then)."""
+        self._wait_for(lambda: self._read_port_file() and self._health_ready(), "ready",
+                       timeout_s)
+
+    def wait_ports(self, timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Until the port file names the ports (inferd writes it once both listeners are bound,
+        before its models have loaded): for callers that wait for readiness their own way."""
+        self._wait_for(self._read_port_file, "listening", timeout_s)
+
+    def _wait_for(self, done: Callable[[], bool], what: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"inferd exited with code {self.proc.returncode} before it "
-                                   f"was ready; its log:\n{self.log()}")
-            if self.port is None:
-                self._read_port_file()
-            if self.port is not None:
-                try:
-                    if requests.get(self.url + "/v2/health/ready", timeout=2,
-                                    verify=str(self.tls_ca) if self.tls_ca else True
-                                    ).status_code == 200:
-                        return
-                except requests.RequestException:
-                    pass
+                                   f"was {what}; its log:\n{self.log()}")
+            if done():
+                return
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"inferd was not ready within {READY_TIMEOUT_S} s; its log:\n{self.log()}")
+        raise RuntimeError(f"inferd was not {what} within {timeout_s:.0f} s; its log:\n{self.log()}")
 
-    def _read_port_file(self) -> None:
-        ports = read_port_file(self.port_file)
-        if ports is not None:
-            self.port, self.grpc_port = ports["http"], ports["grpc"]
+    def _health_ready(self) -> bool:
+        try:
+            return requests.get(self.url + "/v2/health/ready", timeout=2,
+                                verify=str(self.tls_ca) if self.tls_ca else True
+                                ).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def _read_port_file(self) -> bool:
+        """True once the ports are known (read from the port file the first time it exists)."""
+        if self.port is None:
+            ports = read_port_file(self.port_file)
+            if ports is not None:
+                self.port, self.grpc_port = ports["http"], ports["grpc"]
+        return self.port is not None
 
     def log(self) -> str:
         try:

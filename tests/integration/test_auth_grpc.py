@@ -10,7 +10,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from auth_helpers import write_keys
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from auth_helpers import write_keys
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 from inferd_harness import assert_error, sample_request
 
 

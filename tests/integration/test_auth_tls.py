@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from auth_helpers import make_certificates, write_keys
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 from inferd_harness import REPO_ROOT, sample_request
 
 sys.path.insert(0, str(REPO_ROOT / "python"))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from inferd_harness import (INFERD_BINARY, assert_close, assert_error, clean_env, edit_config,
-                            free_port, make_repository, output_array)
+                            make_repository, output_array)
 
 
 def _model_stats(server, model):
@@ -237,7 +237,7 @@ def test_max_workers_env_sets_instances_of_configs_without_them(start_server, tm
 def test_bad_batch_size_or_max_workers_env_exits_nonzero(small_repository, env, fragment):
     result = subprocess.run(
         [str(INFERD_BINARY), "--model-repository", str(small_repository), "--http-port",
-         str(free_port()), "--host", "127.0.0.1"], capture_output=True, text=True, timeout=30,
+         "0", "--host", "127.0.0.1"], capture_output=True, text=True, timeout=30,
         env=clean_env(env), stdin=subprocess.DEVNULL)
     assert result.returncode != 0
     assert fragment in result.stdout + result.stderr, result.stdout + result.stderr

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import requests
 
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 
 HEADER = "Inference-Header-Content-Length"
 CONFIG = """backend: torch

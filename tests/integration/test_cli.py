@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from inferd_harness import INFERD_BINARY, clean_env, free_port, sample_request
+from inferd_harness import INFERD_BINARY, clean_env, sample_request
 
 
 def _run(*args, env=None, timeout=30):
@@ -42,7 +42,7 @@ def test_bad_command_line_exits_nonzero_with_a_message(args, fragment):
 
 def test_missing_repository_exits_nonzero_naming_it(tmp_path):
     missing = tmp_path / "no_such_repo"
-    result = _run("--model-repository", str(missing), "--http-port", str(free_port()),
+    result = _run("--model-repository", str(missing), "--http-port", "0",
                   "--host", "127.0.0.1")
     assert result.returncode != 0
     assert str(missing) in result.stdout + result.stderr, result.stdout + result.stderr

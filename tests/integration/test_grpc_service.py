@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 from inferd_harness import ATOL, DEMO_MODELS
 
 

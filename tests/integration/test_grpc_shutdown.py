@@ -9,7 +9,7 @@ import time
 import grpc
 import numpy as np
 
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 from inferd_harness import ATOL, make_repository
 
 N_REQUESTS = 4

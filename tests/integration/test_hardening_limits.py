@@ -15,9 +15,10 @@ import time
 
 import grpc
 import pytest
+import yaml
 
-from grpc_stubs import pb, pb_grpc
-from inferd_harness import DEMO_MODELS, assert_error
+from tools.grpc_stubs import pb, pb_grpc
+from inferd_harness import DEMO_MODELS, assert_error, edit_config
 
 
 def _closed_within(sock: socket.socket, seconds: float, trickle: bytes | None = None) -> float:
@@ -174,9 +175,7 @@ def test_a_config_asking_for_too_many_instances_is_refused(start_server, tmp_pat
                                                            needle):
     repo = tmp_path / "repo"
     shutil.copytree(DEMO_MODELS / "digits", repo / "greedy")
-    config = repo / "greedy" / "config.yaml"
-    text = re.sub(r"instances:\n(  - .*\n|    .*\n)+", "", config.read_text())
-    config.write_text(text + f"instances: {instances}\n")
+    edit_config(repo / "greedy", lambda config: config.update(instances=yaml.safe_load(instances)))
     server = start_server(repo)
     index = server.post("/v2/repository/index", raw="").json()
     row = next(r for r in index if r["name"] == "greedy")

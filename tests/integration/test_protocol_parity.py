@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import requests
 
-from grpc_stubs import pb, pb_grpc
+from tools.grpc_stubs import pb, pb_grpc
 from inferd_harness import HTTP_TIMEOUT_S, load_sample
 from lifecycle_helpers import copy_model, lifecycle, state
 from test_queue_policy import _occupy, _warm_up_and_calibrate, _write_sequencer

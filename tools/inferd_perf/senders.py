@@ -4,14 +4,9 @@ seed's `POST /predict` (the Flask baseline). Bodies are built once; a sender is 
 
 from __future__ import annotations
 
-import functools
 import http.client
-import importlib
 import json
-import sys
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -102,18 +97,10 @@ class GrpcSender:
         self.channel.close()
 
 
-@functools.lru_cache(maxsize=None)
 def grpc_modules():
-    """Python stubs generated from proto/inference_service.proto into a temporary folder."""
-    from grpc_tools import protoc
-    proto_dir = Path(__file__).resolve().parents[2] / "proto"
-    out = Path(tempfile.mkdtemp(prefix="inferd-perf-stubs-"))
-    if protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={out}", f"--grpc_python_out={out}",
-                    str(proto_dir / "inference_service.proto")]) != 0:
-        raise SystemExit("protoc failed on proto/inference_service.proto")
-    sys.path.insert(0, str(out))
-    return (importlib.import_module("inference_service_pb2"),
-            importlib.import_module("inference_service_pb2_grpc"))
+    """inferd's gRPC messages and stubs (tools/grpc_stubs.py generates them on first import)."""
+    from ..grpc_stubs import pb, pb_grpc
+    return pb, pb_grpc
 
 
 @dataclass
