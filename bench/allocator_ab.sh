@@ -75,8 +75,15 @@ for round in $(seq "$rounds"); do
     for m in "${models[@]}"; do
       url="http://127.0.0.1:$port/v2/models/$m/infer"
       wrk -t1 -c1 -d2s -s bench/predict.lua "$url" -- "$work/$m.json" >/dev/null  # warm-up
+      # Page faults per request show the allocator's effect (re-faulting freed activations)
+      # without depending on how much CPU the machine's other load leaves.
+      perf stat -x, -e page-faults,task-clock -p "$pid" -o "$work/perf.txt" &
+      perf_pid=$!
       line="$(wrk -t1 -c1 -d"${seconds}s" -s bench/predict.lua "$url" -- "$work/$m.json" |
         grep '^BENCH_RESULT' | sed 's/^BENCH_RESULT //')"
+      kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
+      counters="$(awk -F, '$1 ~ /^[0-9]/ {printf "%s\"%s\": %s", (n++ ? ", " : ""), $3, $1} END {print ""}' "$work/perf.txt")"
+      line="${line%\}}, \"perf\": {$counters}}"
       echo "$round $variant $m $line $(ps -o rss= -p "$pid")" >> "$work/results.txt"
       echo "round $round $variant $m: $line"
     done
@@ -101,8 +108,15 @@ for line in open(results):
     blob, rss = rest.rsplit(" ", 1)
     r = json.loads(blob)
     runs.append(dict(r, round=int(round_), variant=variant, model=model, rss_kib=int(rss)))
+    n = r["requests"]
+    if n == 0:  # no answer within the run (a slow model on a loaded machine): no figures
+        rows.setdefault((model, variant), [])
+        continue
+    # wrk reports no latency (0) for a run with a single answer: no p50/p99 from that round
+    lat = (r["p50_us"] / 1e3, r["p99_us"] / 1e3) if r["p50_us"] > 0 else (None, None)
     rows.setdefault((model, variant), []).append(
-        (r["qps"], r["p50_us"] / 1e3, r["p99_us"] / 1e3, int(rss) / 1024))
+        (r["qps"], *lat, int(rss) / 1024,
+         r["perf"]["page-faults"] / n, r["perf"]["task-clock"] / n, n))
 json.dump({"meta": meta, "runs": runs}, open(out + ".json", "w"), indent=2)
 variants = ["jemalloc", "jemalloc-default-decay", "glibc"]
 lines = [f"# Allocator: jemalloc (decay off, as inferd ships), jemalloc's default decay, glibc malloc; batch {batch}", ""]
@@ -113,14 +127,28 @@ lines += [f"- binaries: `jemalloc` and `jemalloc-default-decay` are the first (t
           "- KServe v2 infer, sample.json's first row repeated to the batch, wrk -t1 -c1 after a 2 s "
           "warm-up, a fresh server per variant and round, variants interleaved; medians of the "
           f"rounds; RSS after the run; every run's numbers: `{out.rsplit('/', 1)[-1]}.json`", "",
-          "| model | allocator | QPS | p50 ms | p99 ms | RSS MiB | p50 ÷ jemalloc's p50 |",
-          "|---|---|---:|---:|---:|---:|---:|"]
+          "- page faults and server CPU per request: `perf stat -e page-faults,task-clock -p PID` "
+          "over the timed run (minor faults are the pages a freed-and-returned buffer costs again)", "",
+          "- requests: answered in the timed runs, all rounds together (the medians are over the "
+          "rounds that got at least one answer)", "",
+          "| model | allocator | requests | QPS | p50 ms | p99 ms | RSS MiB | page faults/request | server CPU ms/request | p50 ÷ jemalloc's p50 |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for model in sorted({m for m, _ in rows}):
-    med = {v: [statistics.median(c) for c in zip(*rows[(model, v)])] for v in variants}
+    def median(column):
+        known = [x for x in column if x is not None]
+        return statistics.median(known) if known else None
+    med = {v: [median(c) for c in zip(*rows[(model, v)])] for v in variants if rows.get((model, v))}
+    ms = lambda x: "—" if x is None else f"{x:.1f}"  # noqa: E731
     for v in variants:
-        q, p50, p99, rss = med[v]
-        ratio = f"{p50 / med['jemalloc'][1]:.2f}×" if v != "jemalloc" else "—"
-        lines.append(f"| {model} | {v} | {q:.1f} | {p50:.1f} | {p99:.1f} | {rss:.0f} | {ratio} |")
+        if v not in med:
+            lines.append(f"| {model} | {v} | 0 | no answer in any round | | | | | | |")
+            continue
+        q, p50, p99, rss, faults, cpu, _ = med[v]
+        total = sum(row[6] for row in rows[(model, v)])
+        base = med.get("jemalloc", [None, None])[1]
+        ratio = f"{p50 / base:.2f}×" if v != "jemalloc" and p50 and base else "—"
+        lines.append(f"| {model} | {v} | {total} | {q:.1f} | {ms(p50)} | {ms(p99)} | {rss:.0f} | "
+                     f"{faults:,.0f} | {cpu:.1f} | {ratio} |")
 lines.append("")
 open(out + ".md", "w").write("\n".join(lines))
 print("\n".join(lines))
