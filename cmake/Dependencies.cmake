@@ -16,7 +16,7 @@ if(INFERD_USE_JEMALLOC)
   pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
 endif()
 
-if(INFERD_BUILD_FUZZERS)
+if(INFERD_NO_ENGINES)
   # The fuzzers link no engine: the engine targets exist (so src/ configures) but stay empty,
   # and the targets that need them are never built in this configuration.
   add_library(inferd_libtorch INTERFACE)

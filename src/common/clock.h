@@ -16,6 +16,12 @@ class TimeSource {
  public:
   virtual ~TimeSource() = default;
   virtual TimePoint Now() const = 0;
+  // How long, in real time, a thread waiting for `deadline` (in this source's terms) sleeps
+  // before it reads Now() again, asked at `now` < `deadline`: the whole span for real time.
+  // Wait through WaitUntil (common/timed_wait.h), never with a real-time deadline.
+  virtual Duration RealWaitBefore(TimePoint now, TimePoint deadline) const {
+    return deadline - now;
+  }
 };
 
 class RealTimeSource : public TimeSource {

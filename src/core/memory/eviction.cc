@@ -7,10 +7,10 @@
 
 namespace inferd {
 
-absl::StatusOr<std::vector<std::string>> ChooseEvictions(std::vector<EvictionCandidate> candidates,
-                                                         uint64_t used, uint64_t needed,
-                                                         uint64_t budget) {
-  std::vector<std::string> chosen;
+absl::StatusOr<std::vector<VersionKey>> ChooseEvictions(std::vector<EvictionCandidate> candidates,
+                                                        uint64_t used, uint64_t needed,
+                                                        uint64_t budget) {
+  std::vector<VersionKey> chosen;
   if (needed > budget) {
     return absl::ResourceExhaustedError(StrCat("the model needs ", FormatBytes(needed),
                                                ", more than the whole budget of ",

@@ -10,23 +10,24 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "core/version_key.h"
 
 namespace inferd {
 
 struct EvictionCandidate {
-  std::string key;      // "name:version"
+  VersionKey key;
   uint64_t bytes = 0;   // what evicting it gives back to the budget
   TimePoint last_used;  // of its last request (or its load)
   bool pinned = false;  // `pin: true`
   bool busy = false;    // requests in flight or queued
 };
 
-// The keys to evict, least recently used first, so that `used - freed + needed <= budget`.
-// Empty when the load already fits. ResourceExhausted, with what blocks it (pinned and busy
-// bytes), when even evicting every idle unpinned model is not enough.
-absl::StatusOr<std::vector<std::string>> ChooseEvictions(std::vector<EvictionCandidate> candidates,
-                                                         uint64_t used, uint64_t needed,
-                                                         uint64_t budget);
+// The versions to evict, least recently used first, so that `used - freed + needed <=
+// budget`. Empty when the load already fits. ResourceExhausted, with what blocks it (pinned
+// and busy bytes), when even evicting every idle unpinned model is not enough.
+absl::StatusOr<std::vector<VersionKey>> ChooseEvictions(std::vector<EvictionCandidate> candidates,
+                                                        uint64_t used, uint64_t needed,
+                                                        uint64_t budget);
 
 }  // namespace inferd
 

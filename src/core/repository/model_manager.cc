@@ -81,14 +81,18 @@ absl::Status ModelManager::LoadAll() {
   // All configs first: backends size process-wide resources (thread pools) to every model
   // before the first one loads.
   {
+    MutexLock folder_lock(&folders_mu_);
+    std::vector<FolderContents> folders;
+    for (const std::string& name : names) folders.push_back(ReadModelFolder(name, nullptr));
     MutexLock lock(&mu_);
-    for (const std::string& name : names) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string& name = names[i];
       ModelEntry& entry = models_[name];
       entry.dir = repository_ / name;
       entry.requested = options_.control != ModelControl::kExplicit ||
                         std::find(options_.load_models.begin(), options_.load_models.end(), name) !=
                             options_.load_models.end();
-      ReadModelFolder(name, entry, nullptr);
+      ApplyModelFolder(name, entry, std::move(folders[i]));
     }
     for (const auto& backend : backends_) {
       std::vector<const ModelConfig*> configs;

@@ -44,6 +44,7 @@
 #include "core/repository/lifecycle_events.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
+#include "core/version_key.h"
 
 namespace inferd {
 
@@ -201,8 +202,18 @@ class ModelManager {
   // else unless lazy) and calls `done` when they end. `stable`: kWatch's settled versions.
   void Reconcile(const std::string& name, bool force, const std::vector<int64_t>* stable,
                  DoneCallback done);
-  void ReadModelFolder(const std::string& name, ModelEntry& entry,
-                       const std::vector<int64_t>* stable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a model's folder holds, read from the file system without mu_.
+  struct FolderContents {
+    absl::StatusOr<std::string> text;  // config.yaml, or one generated from the model file
+    absl::StatusOr<ModelConfig> config = absl::UnknownError("not read");  // parsed from `text`
+    Backend* backend = nullptr;     // the config's backend (config is an error without one)
+    std::vector<int64_t> versions;  // the version folders (kWatch: the settled ones)
+  };
+  FolderContents ReadModelFolder(const std::string& name, const std::vector<int64_t>* stable) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes what was read `entry`'s config and wanted versions.
+  void ApplyModelFolder(const std::string& name, ModelEntry& entry, FolderContents folder)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_, mu_);
   void Enqueue(LoadJob job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoaderLoop();
   void RunLoadJob(const LoadJob& job);
@@ -212,9 +223,10 @@ class ModelManager {
   absl::StatusOr<int64_t> ChooseVersion(std::string_view name, const ModelEntry& entry,
                                         std::optional<int64_t> version)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Evicts idle unpinned models of `device` until `needed` more bytes fit; their handles go
-  // to `dropped` (released by the caller, outside the lock).
-  absl::Status MakeRoom(const std::string& device, uint64_t needed, const std::string& for_key,
+  // Evicts idle unpinned models of `device` until `needed` more bytes fit for `loading` (whose
+  // own model's versions are never evicted); their handles go to `dropped` (released by the
+  // caller, outside the lock).
+  absl::Status MakeRoom(const std::string& device, uint64_t needed, const VersionKey& loading,
                         std::vector<ModelHandle>* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t UsedBytes(const std::string& device) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t BudgetBytes(std::string_view device) const;
@@ -245,6 +257,9 @@ class ModelManager {
   const std::vector<std::unique_ptr<Backend>> backends_;
   const ModelManagerOptions options_;
 
+  // Held while a folder is read and applied (Reconcile, LoadAll), so that an older read of a
+  // folder never replaces a newer one; the file-system work happens under it, not under mu_.
+  Mutex folders_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable Mutex mu_;
   CondVar work_;
   std::map<std::string, ModelEntry, std::less<>> models_ ABSL_GUARDED_BY(mu_);

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "common/timed_wait.h"
 #include "core/memory/eviction.h"
 #include "core/memory/memory_budget.h"
 #include "core/memory/process_memory.h"
@@ -47,8 +48,6 @@ std::optional<std::string> ConfigFromModelFile(
   }
   return found;
 }
-
-std::string Key(std::string_view name, int64_t version) { return StrCat(name, ":", version); }
 
 // A copy that shares no reference count with `status`: the loader thread drops its own
 // copies while the caller reads this one, and Debian's Abseil (not built for
@@ -107,31 +106,50 @@ void ModelManager::ReleaseLater(std::vector<ModelHandle>* dropped) {
   work_.NotifyAll();
 }
 
-void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
-                                   const std::vector<int64_t>* stable) {
-  const std::filesystem::path config_path = entry.dir / "config.yaml";
-  absl::StatusOr<std::string> text = ReadText(config_path);
+ModelManager::FolderContents ModelManager::ReadModelFolder(
+    const std::string& name, const std::vector<int64_t>* stable) const {
+  FolderContents folder;
+  const std::filesystem::path dir = repository_ / name;
+  const std::filesystem::path config_path = dir / "config.yaml";
+  folder.text = ReadText(config_path);
   std::error_code ec;
-  if (!text.ok() && !std::filesystem::exists(config_path, ec)) {
+  if (!folder.text.ok() && !std::filesystem::exists(config_path, ec)) {
     // Like Triton: a folder with only a model file serves, its signature read from the file.
-    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, entry.dir)) {
-      text = *generated;
+    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, dir)) {
+      folder.text = *generated;
     }
   }
-  absl::StatusOr<ModelConfig> parsed =
-      text.ok() ? ParseModelConfig(*text, name, config_path.string(), options_.defaults)
-                : absl::StatusOr<ModelConfig>(text.status());
-  Backend* backend = nullptr;
-  if (parsed.ok()) {
-    backend = FindBackend(parsed->backend);
-    if (backend == nullptr) {
+  folder.config = folder.text.ok() ? ParseModelConfig(*folder.text, name, config_path.string(),
+                                                      options_.defaults)
+                                   : absl::StatusOr<ModelConfig>(folder.text.status());
+  if (folder.config.ok()) {
+    folder.backend = FindBackend(folder.config->backend);
+    if (folder.backend == nullptr) {
       std::vector<std::string_view> known;
       for (const auto& b : backends_) known.push_back(b->name());
-      parsed = absl::InvalidArgumentError(
-          StrCat(config_path.string(), ": backend: '", parsed->backend,
+      folder.config = absl::InvalidArgumentError(
+          StrCat(config_path.string(), ": backend: '", folder.config->backend,
                  "' is not available in this build (available: ", StrJoin(known, ", "), ")"));
     }
   }
+  if (stable != nullptr) {
+    folder.versions = *stable;
+  } else {
+    VersionDirScan scan = ScanVersionDirs(dir);
+    for (const std::string& ignored : scan.ignored) {
+      spdlog::warn(
+          "model {}: ignoring folder '{}': version folders are named by a non-negative "
+          "integer without leading zeros",
+          name, ignored);
+    }
+    folder.versions = std::move(scan.versions);
+  }
+  return folder;
+}
+
+void ModelManager::ApplyModelFolder(const std::string& name, ModelEntry& entry,
+                                    FolderContents folder) {
+  absl::StatusOr<ModelConfig>& parsed = folder.config;
   if (!parsed.ok()) {
     if (entry.config) {
       // A broken edit of a served model's config: keep serving what is loaded.
@@ -143,9 +161,11 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
     spdlog::error("model {}: UNAVAILABLE: {}", name, std::string(parsed.status().message()));
     return;
   }
-  const bool changed = entry.config && entry.config_text != *text;
+  const std::string& text = *folder.text;
+  Backend* const backend = folder.backend;
+  const bool changed = entry.config && entry.config_text != text;
   entry.config_status = absl::OkStatus();
-  entry.config_text = *text;
+  entry.config_text = text;
   entry.backend = backend;
   auto config = std::make_shared<const ModelConfig>(*std::move(parsed));
   if (!entry.config || changed) entry.traffic = config->lifecycle.traffic;
@@ -153,20 +173,7 @@ void ModelManager::ReadModelFolder(const std::string& name, ModelEntry& entry,
   // The same text parses to the same config: keeping it keeps what a load completed.
   if (!entry.config || changed) entry.config = std::move(config);
 
-  std::vector<int64_t> available;
-  if (stable != nullptr) {
-    available = *stable;
-  } else {
-    VersionDirScan scan = ScanVersionDirs(entry.dir);
-    for (const std::string& ignored : scan.ignored) {
-      spdlog::warn(
-          "model {}: ignoring folder '{}': version folders are named by a non-negative "
-          "integer without leading zeros",
-          name, ignored);
-    }
-    available = std::move(scan.versions);
-  }
-  entry.wanted = SelectVersions(entry.config->lifecycle.version_policy, available);
+  entry.wanted = SelectVersions(entry.config->lifecycle.version_policy, folder.versions);
   if (entry.wanted.empty()) {
     entry.config_status = absl::NotFoundError(
         StrCat(entry.dir.string(), ": no version folder (for example ",
@@ -198,11 +205,15 @@ void ModelManager::Reconcile(const std::string& name, bool force,
   Callbacks callbacks;
   bool nothing_queued = false;
   {
+    // The folder is read before mu_ is taken: requests for other models never wait for the
+    // file system (or for a config generated from a model file).
+    MutexLock folder_lock(&folders_mu_);
+    FolderContents folder = ReadModelFolder(name, stable);
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
     if (entry.dir.empty()) entry.dir = repository_ / name;
     const std::string previous_config = entry.config_text;
-    ReadModelFolder(name, entry, stable);
+    ApplyModelFolder(name, entry, std::move(folder));
     const bool changed = !previous_config.empty() && previous_config != entry.config_text;
     if (force) entry.requested = true;
     if (!entry.config_status.ok()) {
@@ -278,7 +289,7 @@ void ModelManager::LoaderLoop() {
 }
 
 absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
-                                    const std::string& for_key, std::vector<ModelHandle>* dropped) {
+                                    const VersionKey& loading, std::vector<ModelHandle>* dropped) {
   std::vector<EvictionCandidate> candidates;
   std::map<std::string, int> holders;  // READY versions per weights digest
   for (const auto& [name, entry] : models_) {
@@ -290,41 +301,40 @@ absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
     if (DeviceOf(entry) != device) continue;
     // A model's own served versions are never evicted for its new version: that would turn
     // an availability-preserving swap into a gap in service (version_swap chooses that).
-    if (name == std::string_view(for_key).substr(0, for_key.rfind(':'))) continue;
+    if (name == loading.name) continue;
     for (const auto& [version, v] : entry.versions) {
       if (v.state != ModelState::kReady) continue;
       // Evicting one of several holders of shared weights frees nothing.
       const bool shared = !v.sha256.empty() && holders[v.sha256] > 1;
       const bool busy = v.handle.use_count() > 1 || v.handle->in_flight() > 0;
-      candidates.push_back({Key(name, version), shared ? 0 : v.memory_bytes, v.last_used,
+      candidates.push_back({VersionKey{name, version}, shared ? 0 : v.memory_bytes, v.last_used,
                             entry.config->lifecycle.pin, busy});
     }
   }
   const uint64_t budget = BudgetBytes(device);
   const uint64_t used = UsedBytes(device);
-  absl::StatusOr<std::vector<std::string>> victims =
+  absl::StatusOr<std::vector<VersionKey>> victims =
       ChooseEvictions(std::move(candidates), used, needed, budget);
   if (!victims.ok()) {
     return absl::UnavailableError(StrCat(
-        for_key, " cannot be loaded within the ", device, " memory budget (", FormatBytes(used),
-        " of ", FormatBytes(budget), " in use): ", victims.status().message()));
+        loading.ToString(), " cannot be loaded within the ", device, " memory budget (",
+        FormatBytes(used), " of ", FormatBytes(budget), " in use): ", victims.status().message()));
   }
   Callbacks unused;
-  for (const std::string& victim : *victims) {
-    const size_t colon = victim.rfind(':');
-    const std::string name = victim.substr(0, colon);
-    const int64_t version = std::stoll(victim.substr(colon + 1));
+  for (const auto& [name, version] : *victims) {
     VersionEntry& v = models_[name].versions[version];
     const int64_t idle_s =
         std::chrono::duration_cast<std::chrono::seconds>(options_.time->Now() - v.last_used)
             .count();
     spdlog::info("memory: evicting {} ({}, idle {} s, least recently used) to load {} on {}",
-                 victim, FormatBytes(v.memory_bytes), idle_s, for_key, device);
+                 VersionKey{name, version}.ToString(), FormatBytes(v.memory_bytes), idle_s,
+                 loading.ToString(), device);
     ++v.evictions;
     ++counters_.evictions;
     v.evicted = true;
     UnloadVersion(name, version, v, ModelState::kUnloaded,
-                  StrCat("evicted to make room for ", for_key, "; loads again on its next request"),
+                  StrCat("evicted to make room for ", loading.ToString(),
+                         "; loads again on its next request"),
                   dropped, &unused);
   }
   return absl::OkStatus();
@@ -433,7 +443,7 @@ absl::Status ModelManager::CheckInstanceCap(const std::string& name, int64_t ver
 }
 
 void ModelManager::RunLoadJob(const LoadJob& job) {
-  const std::string key = Key(job.name, job.version);
+  const VersionKey key{job.name, job.version};
   std::shared_ptr<const ModelConfig> config;
   Backend* backend = nullptr;
   std::filesystem::path dir;
@@ -606,8 +616,11 @@ void ModelManager::HousekeepingLoop() {
   while (true) {
     {
       MutexLock lock(&mu_);
-      work_.WaitUntil(&mu_, Clock::now() + std::chrono::milliseconds(50),
-                      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; });
+      // A pass every 50 ms of the time source (idle unloads and load timeouts are in its
+      // terms), and at once when handles wait in the graveyard.
+      WaitUntil(
+          *options_.time, work_, &mu_, options_.time->Now() + std::chrono::milliseconds(50),
+          [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !graveyard_.empty(); });
       if (stopping_) return;
     }
     Housekeep();

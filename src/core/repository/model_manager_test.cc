@@ -6,8 +6,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
@@ -301,6 +306,38 @@ TEST_F(ModelManagerTest, TimeoutsBeyondADayAreRefusedBeforeAnyArithmetic) {
   manager->AcquireForInference("double", std::nullopt, INT64_MAX,
                                [&](absl::StatusOr<ModelHandle> h) { code = h.status().code(); });
   EXPECT_EQ(code, absl::StatusCode::kInvalidArgument);
+}
+
+// Reading a model's folder (config.yaml, version folders) happens outside the lock that
+// every request takes: a config.yaml that takes long to read (here a FIFO that nobody has
+// written yet) must not stall requests for other models.
+TEST_F(ModelManagerTest, ReadsAModelFolderWithoutHoldingTheLockRequestsTake) {
+  AddModel("double", kFakeConfig, {"1"});
+  std::unique_ptr<ModelManager> manager = LoadRepository();
+  const std::filesystem::path fifo = repo_.path() / "piped" / "config.yaml";
+  WriteFile(repo_.path() / "piped" / "1" / "model.fake", "weights");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+
+  absl::Status loaded;
+  std::thread loader([&] { loaded = manager->Load("piped"); });
+  // Opening the FIFO for writing returns once the loader has opened it to read: from then on
+  // the loader is inside the folder read, waiting for the text.
+  const int writer = open(fifo.c_str(), O_WRONLY);
+  ASSERT_GE(writer, 0);
+  absl::Notification answered;
+  std::thread request([&] {
+    EXPECT_TRUE(manager->Acquire("double").ok());
+    answered.Notify();
+  });
+  EXPECT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "a request waited for another model's config.yaml to be read";
+  EXPECT_EQ(write(writer, kFakeConfig, sizeof(kFakeConfig) - 1),
+            static_cast<ssize_t>(sizeof(kFakeConfig) - 1));
+  close(writer);
+  request.join();
+  loader.join();
+  EXPECT_TRUE(loaded.ok()) << loaded;
+  EXPECT_TRUE(manager->Acquire("piped").ok());
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/mutex.h"
@@ -29,32 +28,31 @@ TEST(FolderFingerprintTest, EmptyFolderHasNoFingerprintAndWritesChangeIt) {
   EXPECT_NE(FolderFingerprint(dir.path()), first);
 }
 
-// Records the watcher's reports.
+// Records the watcher's reports; a test waits for one without polling.
 class Reports {
  public:
   void Add(const std::string& model, const std::vector<int64_t>& stable) {
     MutexLock lock(&mu_);
     last_[model] = stable;
+    added_.NotifyAll();
   }
   std::map<std::string, std::vector<int64_t>> last() {
     MutexLock lock(&mu_);
     return last_;
   }
+  // Waits up to 5 s for a report about `model`.
+  bool WaitForReportOn(const std::string& model) {
+    MutexLock lock(&mu_);
+    return added_.WaitUntil(
+        &mu_, std::chrono::steady_clock::now() + std::chrono::seconds(5),
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return last_.count(model) > 0; });
+  }
 
  private:
   Mutex mu_;
+  CondVar added_;
   std::map<std::string, std::vector<int64_t>> last_ ABSL_GUARDED_BY(mu_);
 };
-
-// Polls `done` for up to 5 s.
-template <typename Predicate>
-bool Eventually(Predicate done) {
-  for (int i = 0; i < 500; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
 
 TEST(RepositoryWatcherTest, RenamedInVersionIsReportedAtOnceAndACopiedOneOnlyAfterSettling) {
   TempDir repo("watcher");
@@ -73,7 +71,7 @@ TEST(RepositoryWatcherTest, RenamedInVersionIsReportedAtOnceAndACopiedOneOnlyAft
   // A complete folder renamed into place: reported at once.
   WriteFile(repo.path() / "staging" / "model.fake", "v2");
   std::filesystem::rename(repo.path() / "staging", repo.path() / "m" / "2");
-  ASSERT_TRUE(Eventually([&] { return reports.last().count("m") > 0; }));
+  ASSERT_TRUE(reports.WaitForReportOn("m"));
   EXPECT_THAT(reports.last().at("m"), ElementsAre(1, 2));
 }
 
@@ -89,7 +87,7 @@ TEST(RepositoryWatcherTest, RemovedModelIsReportedWithNoVersions) {
                               reports.Add(model, stable);
                             });
   std::filesystem::remove_all(repo.path() / "m");
-  ASSERT_TRUE(Eventually([&] { return reports.last().count("m") > 0; }));
+  ASSERT_TRUE(reports.WaitForReportOn("m"));
   EXPECT_TRUE(reports.last().at("m").empty());
 }
 

@@ -7,6 +7,7 @@
 
 #include "common/busy_poll.h"
 #include "common/strings.h"
+#include "common/timed_wait.h"
 #include "core/scheduling/batch_assembly.h"
 
 namespace inferd {
@@ -162,8 +163,7 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
       if (arrived) continue;
     }
     if (wake) {
-      // Deadlines are in the injected time source's terms; wait the same span in real time.
-      work_changed_.WaitUntil(&mu_, Clock::now() + (*wake - now), changed);
+      WaitUntil(*options_.time, work_changed_, &mu_, *wake, changed);
     } else {
       work_changed_.Wait(&mu_, changed);
     }
@@ -193,8 +193,7 @@ bool Scheduler::NextExpired(std::vector<PendingRequest>* expired) {
       return stopping_ || deadline_version_ != seen;
     };
     if (deadline) {
-      // In the injected time source's terms, as NextWork's batch delay.
-      deadline_changed_.WaitUntil(&mu_, Clock::now() + (*deadline - now), changed);
+      WaitUntil(*options_.time, deadline_changed_, &mu_, *deadline, changed);
     } else {
       deadline_changed_.Wait(&mu_, changed);
     }

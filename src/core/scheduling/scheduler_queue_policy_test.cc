@@ -113,6 +113,55 @@ TEST(SchedulerTest, ExpiredRequestGetsDeadlineExceededAndNeverRuns) {
   EXPECT_EQ(s.success.count, 3u);
 }
 
+// Waits are in the time source's terms: an hour's batch delay ends as soon as the fake time
+// passes it (it used to be waited out as an hour of real time).
+TEST(SchedulerTest, BatchDelayEndsWhenTheTimeSourcePassesIt) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  ModelStats stats;
+  Completions completions;
+  FakeTimeSource time;
+  SchedulerOptions options = Options();
+  options.time = &time;
+  options.batch_policy = Dynamic(8, std::chrono::hours(1));
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  const TimePoint start = time.Now();
+  scheduler.Enqueue(MakeRequest("alone", {1.0f}, completions));
+  // Advanced only once the instance waits for the batch delay, so the wait is what ends.
+  ASSERT_TRUE(time.AwaitWaiterFor(start + std::chrono::hours(1), kHangTimeout));
+  time.Advance(std::chrono::hours(1));
+  ASSERT_TRUE(completions.WaitFor(1));
+  EXPECT_TRUE(completions.Of("alone").status.ok());
+  EXPECT_EQ(model.calls(), 1);
+}
+
+// The deadline watcher, too, waits in the time source's terms.
+TEST(SchedulerTest, AnHourLongDeadlinePassesWhenTheTimeSourcePassesIt) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  Event gate;
+  model.BlockOn(&gate);
+  ModelStats stats;
+  Completions completions;
+  FakeTimeSource time;
+  SchedulerOptions options = Options();
+  options.time = &time;
+  Scheduler scheduler(options, &config, &model, &stats);
+
+  scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
+  ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
+  const TimePoint start = time.Now();
+  scheduler.Enqueue(WithTimeout(MakeRequest("late", {1.0f}, completions), std::chrono::hours(1)));
+  // Advanced only once the deadline watcher waits for the deadline.
+  ASSERT_TRUE(time.AwaitWaiterFor(start + std::chrono::hours(1), kHangTimeout));
+  time.Advance(std::chrono::hours(1));
+  ASSERT_TRUE(completions.WaitFor(1));
+  EXPECT_EQ(completions.Of("late").status.code(), absl::StatusCode::kDeadlineExceeded);
+  gate.Notify();
+  ASSERT_TRUE(completions.WaitFor(2));
+}
+
 TEST(SchedulerTest, ExpiredRequestIsAnsweredWhileEveryInstanceIsBusy) {
   const ModelConfig config = TestConfig();
   FakeModel model;
