@@ -117,7 +117,7 @@ def write_result(path: str, meta: dict, runs: list) -> None:
     json.dump({"meta": meta, "runs": runs}, open(path + ".json", "w"), indent=2)
     lines = ["# A large JSON body: other connections' latency and resident memory (issue 13)", ""]
     lines += result_file.header(meta)
-    lines += ["- mlp_scorer, one I/O thread; small = back-to-back 1-row infers and health checks on "
+    lines += ["- mlp_scorer (`--max-request-bytes 134217728`, other flags default); small = back-to-back 1-row infers and health checks on "
               "a second connection while the big body is sent, parsed and refused; VmRSS before, "
               f"at peak and 2 s after; every run: `{path.rsplit('/', 1)[-1]}.json`", "",
               "| binary | run | body MB | big status | big s | small requests during | small p50 ms "
