@@ -74,12 +74,12 @@ for round in $(seq "$rounds"); do
     until curl -sf "127.0.0.1:$port/v2/health/ready" >/dev/null; do sleep 0.2; done
     for m in "${models[@]}"; do
       url="http://127.0.0.1:$port/v2/models/$m/infer"
-      wrk -t1 -c1 -d2s -s bench/predict.lua "$url" -- "$work/$m.json" >/dev/null  # warm-up
+      wrk -t1 -c1 -d2s --timeout 30s -s bench/predict.lua "$url" -- "$work/$m.json" >/dev/null  # warm-up
       # Page faults per request show the allocator's effect (re-faulting freed activations)
       # without depending on how much CPU the machine's other load leaves.
       perf stat -x, -e page-faults,task-clock -p "$pid" -o "$work/perf.txt" &
       perf_pid=$!
-      line="$(wrk -t1 -c1 -d"${seconds}s" -s bench/predict.lua "$url" -- "$work/$m.json" |
+      line="$(wrk -t1 -c1 -d"${seconds}s" --timeout 30s -s bench/predict.lua "$url" -- "$work/$m.json" |
         grep '^BENCH_RESULT' | sed 's/^BENCH_RESULT //')"
       kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
       counters="$(awk -F, '$1 ~ /^[0-9]/ {printf "%s\"%s\": %s", (n++ ? ", " : ""), $3, $1} END {print ""}' "$work/perf.txt")"
@@ -116,7 +116,7 @@ for line in open(results):
     lat = (r["p50_us"] / 1e3, r["p99_us"] / 1e3) if r["p50_us"] > 0 else (None, None)
     rows.setdefault((model, variant), []).append(
         (r["qps"], *lat, int(rss) / 1024,
-         r["perf"]["page-faults"] / n, r["perf"]["task-clock"] / n, n))
+         r["perf"]["page-faults"] / n, r["perf"]["task-clock"] / n, n, r["errors"]))
 json.dump({"meta": meta, "runs": runs}, open(out + ".json", "w"), indent=2)
 variants = ["jemalloc", "jemalloc-default-decay", "glibc"]
 lines = [f"# Allocator: jemalloc (decay off, as inferd ships), jemalloc's default decay, glibc malloc; batch {batch}", ""]
@@ -124,15 +124,15 @@ lines += result_file.header(meta)
 lines += [f"- binaries: `jemalloc` and `jemalloc-default-decay` are the first (the latter with "
           f"`MALLOC_CONF={default_decay}`, jemalloc 5.3's own defaults), `glibc` the second "
           "(`-DINFERD_USE_JEMALLOC=OFF`)",
-          "- KServe v2 infer, sample.json's first row repeated to the batch, wrk -t1 -c1 after a 2 s "
+          "- KServe v2 infer, sample.json's first row repeated to the batch, wrk -t1 -c1 --timeout 30s after a 2 s "
           "warm-up, a fresh server per variant and round, variants interleaved; medians of the "
           f"rounds; RSS after the run; every run's numbers: `{out.rsplit('/', 1)[-1]}.json`", "",
           "- page faults and server CPU per request: `perf stat -e page-faults,task-clock -p PID` "
           "over the timed run (minor faults are the pages a freed-and-returned buffer costs again)", "",
           "- requests: answered in the timed runs, all rounds together (the medians are over the "
           "rounds that got at least one answer)", "",
-          "| model | allocator | requests | QPS | p50 ms | p99 ms | RSS MiB | page faults/request | server CPU ms/request | p50 ÷ jemalloc's p50 |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "| model | allocator | requests | errors | QPS | p50 ms | p99 ms | RSS MiB | page faults/request | server CPU ms/request | p50 ÷ jemalloc's p50 |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for model in sorted({m for m, _ in rows}):
     def median(column):
         known = [x for x in column if x is not None]
@@ -141,13 +141,14 @@ for model in sorted({m for m, _ in rows}):
     ms = lambda x: "—" if x is None else f"{x:.1f}"  # noqa: E731
     for v in variants:
         if v not in med:
-            lines.append(f"| {model} | {v} | 0 | no answer in any round | | | | | | |")
+            lines.append(f"| {model} | {v} | 0 | | no answer in any round | | | | | | |")
             continue
-        q, p50, p99, rss, faults, cpu, _ = med[v]
+        q, p50, p99, rss, faults, cpu, _, _ = med[v]
         total = sum(row[6] for row in rows[(model, v)])
+        errors = sum(row[7] for row in rows[(model, v)])
         base = med.get("jemalloc", [None, None])[1]
         ratio = f"{p50 / base:.2f}×" if v != "jemalloc" and p50 and base else "—"
-        lines.append(f"| {model} | {v} | {total} | {q:.1f} | {ms(p50)} | {ms(p99)} | {rss:.0f} | "
+        lines.append(f"| {model} | {v} | {total} | {errors} | {q:.1f} | {ms(p50)} | {ms(p99)} | {rss:.0f} | "
                      f"{faults:,.0f} | {cpu:.1f} | {ratio} |")
 lines.append("")
 open(out + ".md", "w").write("\n".join(lines))

@@ -4,8 +4,8 @@
     .venv/bin/python bench/headline.py --check   # exit 1 if a block differs (tests run this)
 
 Nothing here is typed by hand: every figure comes from a bench/results/*.json file that
-bench/batching_bench.py wrote, through the same functions (bench/batching_report.py) that
-wrote the .md beside it, and every missed target is a line copied from the result file that
+bench/batching_bench.py (through the same functions, bench/batching_report.py, that wrote
+the .md beside it) or bench/llm/llm_bench.py (the generation table) wrote, and every missed target is a line copied from the result file that
 marks it. Each document holds its block between `<!-- headline:KIND -->` and
 `<!-- /headline -->`; everything outside the markers is prose and stays as it is.
 """
@@ -29,7 +29,10 @@ HEADLINE_RUNS = ["2026-11-30-batching-mlp-session3.json", "2026-11-30-batching-r
 
 # Result files whose scripts mark missed targets; a line matching MISSED_MARK is listed.
 TARGET_FILES = ["2026-11-30-protocols.md", "2026-12-01-defaults-session4.md",
-                "reliability.md", "2026-11-30-busy-poll.md"]
+                "reliability.md", "2026-11-30-busy-poll.md", "llm.md"]
+
+# The generation benchmark (bench/llm/llm_bench.py wrote both files).
+LLM_RUN = "llm.json"
 MISSED_MARK = re.compile(r"MISSED|\*\*not met|not met\b", re.IGNORECASE)
 
 
@@ -104,9 +107,35 @@ def _targets() -> List[str]:
     return lines
 
 
+def _llm_table() -> List[str]:
+    """Output tokens/s at each client count, inferd beside llama.cpp's own server, its
+    Python server and its batched benchmark (the engine's limit), from llm.json."""
+    run = _load(LLM_RUN)
+    peers, engine = run["peers"], run["batched_bench"]["rows"]
+    rows = ["| clients | inferd tok/s | llama-server | llama_cpp.server | engine (batched-bench) "
+            "| ×llama-server | ×llama_cpp.server | ×engine | TTFT p50 ms inferd / llama-server |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for clients in sorted(peers["inferd"]["runs"], key=int):
+        i = peers["inferd"]["runs"][clients]
+        s = peers["llama-server"]["runs"][clients]
+        p = peers["llama_cpp.server"]["runs"][clients]
+        e = engine[clients]["tokens_per_s"]
+        rows.append(f"| {clients} | {i['tokens_per_s']:.1f} | {s['tokens_per_s']:.1f} | "
+                    f"{p['tokens_per_s']:.1f} | {e:.1f} | {i['tokens_per_s'] / s['tokens_per_s']:.2f}× | "
+                    f"{i['tokens_per_s'] / p['tokens_per_s']:.2f}× | {i['tokens_per_s'] / e:.2f}× | "
+                    f"{i['ttft_p50_ms']:.0f} / {s['ttft_p50_ms']:.0f} |")
+    before, after = (", ".join(f"{x:.1f}" for x in run[key]) for key in ("load_before", "load_after"))
+    rows += ["", f"SmolLM2-135M Q4_1, {run['threads']} threads, {run['output_tokens']} greedy "
+             f"output tokens, streamed /v1/completions, one run; load average (1, 5, 15 min) "
+             f"before {before}, after {after}. Goals met and missed: [llm.md](RESULTS/llm.md)."]
+    return rows
+
+
 def block(kind: str, results_link: str) -> str:
     if kind == "short":
         lines = _table([1, 64])
+    elif kind == "llm":
+        lines = _llm_table()
     elif kind == "full":
         lines = _table([1, 8, 32, 64]) + ["", "### Targets, met and missed", ""] + _targets()
     else:
@@ -115,7 +144,9 @@ def block(kind: str, results_link: str) -> str:
 
 
 DOCUMENTS = [(ROOT / "README.md", "short", "bench/results"),
-             (ROOT / "docs" / "benchmarks.md", "full", "../bench/results")]
+             (ROOT / "README.md", "llm", "bench/results"),
+             (ROOT / "docs" / "benchmarks.md", "full", "../bench/results"),
+             (ROOT / "docs" / "benchmarks.md", "llm", "../bench/results")]
 
 
 def render(text: str, kind: str, results_link: str, path: Path) -> str:

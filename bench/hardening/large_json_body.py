@@ -1,18 +1,22 @@
 """A 60 MB JSON body against inferd: how long small requests on other connections wait while
 it is received and parsed, and how much larger the process is afterwards (issue 13).
 
-    .venv/bin/python bench/hardening/large_json_body.py [--binary build/inferd] [--repeat 3]
+    .venv/bin/python bench/hardening/large_json_body.py [--binary build/inferd]... [--repeat 3]
 
 Starts build/inferd on a copy of mlp_scorer, measures resident memory (VmRSS), then sends a
 KServe infer request whose JSON body is ~60 MB of numbers (shape [58593, 256], over the
 model's max_batch_size, so it is parsed, decoded and refused: what a hostile client costs),
 while a second connection sends GET /v2/health/ready and a small mlp_scorer infer back to
 back. Prints one JSON object per run: small-request latency percentiles during the big
-request, the big request's own time and status, and VmRSS before, at peak and 2 s after."""
+request, the big request's own time and status, and VmRSS before, at peak and 2 s after.
+Writes them as bench/results/<date>-large-json-body.md and .json (--result PATH without .md
+writes elsewhere), with the command, commits, binaries and load (bench/result_file.py).
+Each --binary (repeatable: before and after a change) gets its own server and --repeat runs."""
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import http.client
 import json
 import shutil
@@ -25,6 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "integration"))
 from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import result_file  # noqa: E402  (bench/result_file.py)
 
 SMALL = json.dumps({"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 256],
                                 "data": [0.5] * 256}]})
@@ -106,25 +113,59 @@ def one_run(server: InferdServer, body: bytes) -> dict:
     }
 
 
+def write_result(path: str, meta: dict, runs: list) -> None:
+    json.dump({"meta": meta, "runs": runs}, open(path + ".json", "w"), indent=2)
+    lines = ["# A large JSON body: other connections' latency and resident memory (issue 13)", ""]
+    lines += result_file.header(meta)
+    lines += ["- mlp_scorer (`--max-request-bytes 134217728`, other flags default); small = back-to-back 1-row infers and health checks on "
+              "a second connection while the big body is sent, parsed and refused; VmRSS before, "
+              f"at peak and 2 s after; every run: `{path.rsplit('/', 1)[-1]}.json`", "",
+              "| binary | run | body MB | big status | big s | small requests during | small p50 ms "
+              "| small p99 ms | small max ms | RSS before MB | RSS peak MB | RSS after MB |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in runs:
+        big = r["big_request"]
+        lines.append(f"| `{r['binary']}` | {r['run']} | {r['body_mb']} | {big.get('status')} | "
+                     f"{big.get('seconds')} | {r['small_requests_during']} | {r['small_p50_ms']} | "
+                     f"{r['small_p99_ms']} | {r['small_max_ms']} | {r['rss_before_mb']} | "
+                     f"{r['rss_peak_mb']} | {r['rss_after_mb']} |")
+    lines.append("")
+    open(path + ".md", "w").write("\n".join(lines))
+    print(f"wrote {path}.md and .json")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--binary", default=str(INFERD_BINARY))
+    parser.add_argument("--binary", action="append", help="repeatable; default build/inferd")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mb", type=float, default=60)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    parser.add_argument("--result", default=str(result_file.ROOT / "bench" / "results" /
+                                                f"{date}-large-json-body"))
     args = parser.parse_args()
+    binaries = [str(Path(b).resolve()) for b in (args.binary or [str(INFERD_BINARY)])]
+    command = ("bench/hardening/large_json_body.py" + "".join(f" --binary {b}" for b in binaries)
+               + f" --repeat {args.repeat} --mb {args.mb:g}")
     import inferd_harness
-    inferd_harness.INFERD_BINARY = Path(args.binary)
-    tmp = Path(tempfile.mkdtemp(prefix="inferd-large-body-"))
-    shutil.copytree(DEMO_MODELS / "mlp_scorer", tmp / "repo" / "mlp_scorer")
+    load_before = result_file.load()
+    runs = []
     body = big_body(int(args.mb * 1e6))
-    server = InferdServer(tmp / "repo", tmp / "inferd.log", ["--max-request-bytes", str(128 << 20)],
-                          name="large-body").start()
-    try:
-        for _ in range(args.repeat):
-            print(json.dumps(one_run(server, body)), flush=True)
-    finally:
-        server.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    for binary in binaries:
+        inferd_harness.INFERD_BINARY = Path(binary)
+        tmp = Path(tempfile.mkdtemp(prefix="inferd-large-body-"))
+        shutil.copytree(DEMO_MODELS / "mlp_scorer", tmp / "repo" / "mlp_scorer")
+        server = InferdServer(tmp / "repo", tmp / "inferd.log",
+                              ["--max-request-bytes", str(128 << 20)], name="large-body").start()
+        try:
+            for i in range(args.repeat):
+                run = one_run(server, body)
+                print(json.dumps(run), flush=True)
+                runs.append(dict(run, binary=binary, run=i + 1))
+        finally:
+            server.stop()
+            shutil.rmtree(tmp, ignore_errors=True)
+    meta = result_file.meta(binaries, command, load_before, result_file.load())
+    write_result(args.result, meta, runs)
 
 
 if __name__ == "__main__":
