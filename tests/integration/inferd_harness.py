@@ -90,8 +90,10 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 class InferdServer:
-    """One inferd process, the one way tests, benchmarks and tools start inferd: on port 0,
-    with the bound ports read back from --port-file (no race for a "free" port).
+    """One inferd process, the way tests and benchmarks start inferd: on port 0, with the
+    bound ports read back from --port-file (no race for a "free" port). The exceptions are
+    tests/cluster/fleet.py's replicas, which keep fixed ports because nginx's config names
+    them, and the tests of the port flags themselves.
     `start()` returns once GET /v2/health/ready answers 200; `spawn()` and `wait_ready()` are
     its two halves, for a caller that does something in between.
 
