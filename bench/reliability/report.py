@@ -27,8 +27,8 @@ def header(data: dict, title: str) -> None:
     m = data["machine"]
     print(f"## {title}: {verdict(data)}\n")
     print(f"Command: `.venv/bin/python {data['command']}` — {m['date']}, code `{m['git']}`, "
-          f"{m['cpus']} cores shared with other engineers' builds (load average "
-          f"{m['loadavg_1m_at_end']} / {m['loadavg_5m_at_end']} at the end).\n")
+          f"{m['cpus']} cores, load average {m['loadavg_1m_at_end']} / {m['loadavg_5m_at_end']} "
+          "at the end (the load generator and inferd themselves included).\n")
 
 
 def soak(d: dict) -> None:
@@ -145,9 +145,8 @@ def main() -> None:
     print("# Reliability figures\n")
     print("Each section was written by `bench/reliability/report.py` from the JSON its script "
           "left in `bench/results/reliability/` (the command is in each section). All load is "
-          "on 127.0.0.1 and bounded in time. The machine (2 cores) was shared with other "
-          "engineers' builds and tests while these ran, so capacities are those of that "
-          "moment, measured in the same run as the figure that uses them.\n")
+          "on 127.0.0.1 and bounded in time. Capacities are measured in the same run as the "
+          "figure that uses them; each section gives the machine's load when it ended.\n")
     for name, fn in (("soak", soak), ("overload", overload), ("faults", faults),
                      ("slow_clients", slow)):
         data = load(name)
