@@ -11,9 +11,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/json_body.h"
 #include "frontends/http/embedding_codec.h"
 #include "frontends/http/generation_codec.h"
-#include "frontends/http/json_body.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;

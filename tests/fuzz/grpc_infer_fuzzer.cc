@@ -1,7 +1,9 @@
 // gRPC ModelInfer: the serialized ModelInferRequest (as a client sends it) parsed into the
 // protobuf, then the service's own inference path (SubmitGrpcInference: version, decode of
 // raw_input_contents or typed contents and parameters, validation, scheduling, encoding)
-// on the fuzz server's models. Input: the serialized message.
+// on the fuzz server's models; and the same message decoded as a streaming generation request
+// (DecodeGrpcGeneration: text_input, stream, sampling_parameters JSON, parameters), which
+// needs no model. Input: the serialized message.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +11,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "frontends/grpc/grpc_generate_codec.h"
 #include "frontends/grpc/grpc_inference.h"
 #include "inference_service.pb.h"
 #include "tests/fuzz/fuzz_server.h"
@@ -22,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                 .draining = &draining};
   inference::ModelInferRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
+  (void)inferd::DecodeGrpcGeneration(request);
   inference::ModelInferResponse response;
   absl::Notification done;
   std::atomic<int> calls{0};

@@ -249,6 +249,17 @@ def write_grpc_seeds() -> None:
     t = r.inputs.add(name="x", datatype="INT32", shape=[2])
     t.contents.int_contents.extend([1, -1])
     seeds["canary-typed"] = r
+    r = request("chat")  # a Triton vLLM-backend generation request (DecodeGrpcGeneration)
+    for name, datatype, value in (
+            ("text_input", "BYTES", bytes_elements(b"Hello")),
+            ("stream", "BOOL", b"\x01"),
+            ("exclude_input_in_output", "BOOL", b"\x01"),
+            ("sampling_parameters", "BYTES",
+             bytes_elements(b'{"max_tokens":"8","temperature":0.5,"stop":["a","b"],"seed":3}'))):
+        r.inputs.add(name=name, datatype=datatype, shape=[1])
+        r.raw_input_contents.append(value)
+    r.parameters["top_k"].int64_param = 4
+    seeds["generate-stream"] = r
     for name, message in seeds.items():
         write("grpc_infer_fuzzer", name, message.SerializeToString())
 

@@ -7,6 +7,7 @@
 
 #include <simdjson.h>
 
+#include "common/json_body.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
@@ -214,12 +215,20 @@ absl::StatusOr<GrpcGeneration> DecodeGrpcGeneration(const inference::ModelInferR
     RETURN_IF_ERROR(Apply(key, FromParameter(parameter), generate));
   }
   if (!sampling_json.empty()) {
-    simdjson::dom::parser parser;
-    simdjson::dom::object fields;
-    // Bounded by the message size gRPC accepted; the parser's depth limit holds nesting.
-    if (parser.parse(sampling_json).get(fields)) {
-      return Invalid("input 'sampling_parameters' must be a JSON object");
+    // Sampling parameters are a few numbers and at most kMaxStopStrings short strings.
+    constexpr size_t kMaxSamplingJsonBytes = 64 << 10;
+    if (sampling_json.size() > kMaxSamplingJsonBytes) {
+      return Invalid(StrCat("input 'sampling_parameters' has ", sampling_json.size(),
+                            " bytes; the server takes at most ", kMaxSamplingJsonBytes));
     }
+    // The JSON body parser of every endpoint: its depth limit and its messages.
+    absl::StatusOr<ParsedJson> json = ParseJsonBody(sampling_json, kMaxSamplingJsonBytes);
+    if (!json.ok()) {
+      return Invalid(StrCat("input 'sampling_parameters': ", json.status().message()));
+    }
+    simdjson::dom::object fields;
+    if (json->root().get(fields))
+      return Invalid("input 'sampling_parameters' must be a JSON object");
     for (auto field : fields) {
       const std::string key(field.key);
       ASSIGN_OR_RETURN(Value v, FromJson(key, field.value));

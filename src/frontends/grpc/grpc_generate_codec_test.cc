@@ -104,6 +104,16 @@ TEST(GrpcGenerateCodecTest, RefusesWhatItCannotServe) {
   inference::ModelInferRequest stops = Prompt("Hi");
   AddBytes(stops, "sampling_parameters", R"({"stop": ["a", "b", "c", "d", "e"]})");
   EXPECT_THAT(ErrorOf(stops), HasSubstr("more than 4"));
+  inference::ModelInferRequest deep = Prompt("Hi");
+  AddBytes(deep, "sampling_parameters",
+           R"({"stop": )" + std::string(1000, '[') + std::string(1000, ']') + "}");
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("deeper than 64 levels"));
+  inference::ModelInferRequest broken = Prompt("Hi");
+  AddBytes(broken, "sampling_parameters", R"({"temperature": )");
+  EXPECT_THAT(ErrorOf(broken), HasSubstr("sampling_parameters': the request body is not valid"));
+  inference::ModelInferRequest huge = Prompt("Hi");
+  AddBytes(huge, "sampling_parameters", R"({"x": ")" + std::string(70000, 'a') + R"("})");
+  EXPECT_THAT(ErrorOf(huge), HasSubstr("the server takes at most 65536"));
   inference::ModelInferRequest zero = Prompt("Hi");
   (*zero.mutable_parameters())["max_tokens"].set_int64_param(0);
   EXPECT_THAT(ErrorOf(zero), HasSubstr("'max_tokens' must be an integer in 1.."));

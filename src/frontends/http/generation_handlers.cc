@@ -7,9 +7,9 @@
 #include <rapidjson/writer.h>
 
 #include "auth/access_policy.h"
+#include "common/json_body.h"
 #include "common/strings.h"
 #include "frontends/http/embedding_codec.h"
-#include "frontends/http/json_body.h"
 #include "frontends/http/request_record.h"
 #include "observability/request_id.h"
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <utility>
 
+#include "common/json_body.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

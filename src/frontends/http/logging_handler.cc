@@ -7,8 +7,8 @@
 #include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 
+#include "common/json_body.h"
 #include "common/strings.h"
-#include "frontends/http/json_body.h"
 #include "observability/log_setup.h"
 
 namespace inferd {

@@ -3,9 +3,9 @@
 #include <string>
 #include <utility>
 
+#include "common/json_body.h"
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
-#include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_body.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/scheduling/batch_assembly.h"
-#include "frontends/http/json_body.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

@@ -1,9 +1,10 @@
 // The one way a request body becomes JSON: simdjson, in place and without copying the body,
-// with a depth and a size limit. Every endpoint that reads a JSON body (KServe, TF-Serving,
-// /predict, logging, traffic) goes through ParseJsonBody, so no body reaches a parser that
-// recurses without bound or keeps a huge buffer alive.
-#ifndef INFERD_FRONTENDS_HTTP_JSON_BODY_H_
-#define INFERD_FRONTENDS_HTTP_JSON_BODY_H_
+// with a depth and a size limit. Every JSON a client sends (the HTTP bodies of KServe,
+// TF-Serving, /predict, logging, traffic and generation; gRPC's sampling_parameters) goes
+// through ParseJsonBody, so none reaches a parser that recurses without bound or keeps a huge
+// buffer alive.
+#ifndef INFERD_COMMON_JSON_BODY_H_
+#define INFERD_COMMON_JSON_BODY_H_
 
 #include <cstddef>
 #include <memory>
@@ -51,4 +52,4 @@ absl::StatusOr<std::string_view> GetString(simdjson::dom::object object, std::st
 
 }  // namespace inferd
 
-#endif  // INFERD_FRONTENDS_HTTP_JSON_BODY_H_
+#endif  // INFERD_COMMON_JSON_BODY_H_

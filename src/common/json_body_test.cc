@@ -1,4 +1,4 @@
-#include "frontends/http/json_body.h"
+#include "common/json_body.h"
 
 #include <string>
 
