@@ -5,7 +5,8 @@
 
 Nothing here is typed by hand: every figure comes from a bench/results/*.json file that
 bench/batching_bench.py (through the same functions, bench/batching_report.py, that wrote
-the .md beside it) or bench/llm/llm_bench.py (the generation table) wrote, and every missed target is a line copied from the result file that
+the .md beside it), bench/llm/llm_bench.py (the generation table) or bench/reliability/ (the
+reliability table) wrote, and every missed target is a line copied from the result file that
 marks it. Each document holds its block between `<!-- headline:KIND -->` and
 `<!-- /headline -->`; everything outside the markers is prose and stays as it is.
 """
@@ -131,11 +132,49 @@ def _llm_table() -> List[str]:
     return rows
 
 
+def _reliability_table() -> List[str]:
+    """One row per reliability script (bench/reliability/), from the JSON it wrote."""
+    def load(name: str) -> dict:
+        return json.loads((RESULTS / "reliability" / f"{name}.json").read_text())
+
+    soak, over, faults, slow = (load(n) for n in ("soak", "overload", "faults", "slow_clients"))
+    o, r = over["overload"], over["recovery"]
+    b, w = slow["baseline"]["good"], slow["with_slow_connections"]["good"]
+    rows = [
+        ("soak", soak, f"{soak['minutes']} min at {soak['median_fraction'] * 100:.0f} % of "
+         f"{soak['capacity_rps']:.0f} req/s: {soak['totals']['errors']} errors in "
+         f"{soak['totals']['requests']:,} requests, resident memory "
+         f"+{soak['rss_growth_percent']} %"),
+        ("overload", over, f"{over['factor']:g}× capacity on "
+         f"{over['model']}: rejections p99 {o['rejected_service'].get('p99_ms')} ms (goal 5), "
+         f"admitted p99 {o['admitted'].get('p99_ms')} ms (SLO {over['slo_ms']}); then at "
+         f"{over['recovery']['offered_rps']} req/s {r['statuses'].get('200', 0)} of "
+         f"{sum(r['statuses'].values())} answered 200, p99 {r['admitted'].get('p99_ms')} ms"),
+        ("faults", faults, f"backend error mid-batch, truncated and deleted model files, "
+         f"kill -9 during a load: bystander {faults['bystander']['ok']} answers, "
+         f"{faults['bystander']['failed']} failed"),
+        ("slow clients", slow, f"{slow['slow_connections']} slowloris connections: good "
+         f"clients' p99 {b.get('p99_ms')} → {w.get('p99_ms')} ms, "
+         f"{slow['with_slow_connections']['good_errors']} errors"),
+    ]
+    lines = ["| check | verdict | measured | run (load at the end) |", "|---|---|---|---|"]
+    for name, data, figures in rows:
+        m = data["machine"]
+        verdict = "pass" if data.get("passed") else "**FAIL**"
+        lines.append(f"| {name} | {verdict} | {figures} | {m['date']}, `{m['git']}`, "
+                     f"{m['loadavg_1m_at_end']} |")
+    lines += ["", "Each script's command, criteria and per-window figures: "
+              "[reliability.md](RESULTS/reliability.md)."]
+    return lines
+
+
 def block(kind: str, results_link: str) -> str:
     if kind == "short":
         lines = _table([1, 64])
     elif kind == "llm":
         lines = _llm_table()
+    elif kind == "reliability":
+        lines = _reliability_table()
     elif kind == "full":
         lines = _table([1, 8, 32, 64]) + ["", "### Targets, met and missed", ""] + _targets()
     else:
@@ -145,6 +184,7 @@ def block(kind: str, results_link: str) -> str:
 
 DOCUMENTS = [(ROOT / "README.md", "short", "bench/results"),
              (ROOT / "README.md", "llm", "bench/results"),
+             (ROOT / "README.md", "reliability", "bench/results"),
              (ROOT / "docs" / "benchmarks.md", "full", "../bench/results"),
              (ROOT / "docs" / "benchmarks.md", "llm", "../bench/results")]
 
