@@ -1,6 +1,7 @@
 #include "frontends/grpc/grpc_generate_codec.h"
 
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -167,6 +168,18 @@ absl::Status CheckSingle(const NamedTensor& input, DataType type) {
   return absl::OkStatus();
 }
 
+// The one BOOL element of a [1] input. Read as a byte: a raw input content is the client's
+// bytes, and loading anything but 0 or 1 as a C++ bool is undefined behaviour.
+absl::StatusOr<bool> SingleBool(const NamedTensor& input) {
+  RETURN_IF_ERROR(CheckSingle(input, DataType::kBool));
+  const uint8_t value = *input.tensor.data_as<uint8_t>();
+  if (value > 1) {
+    return Invalid(StrCat("input '", input.name, "' is BOOL and holds byte ", value,
+                          "; send 0 (false) or 1 (true)"));
+  }
+  return value == 1;
+}
+
 }  // namespace
 
 absl::StatusOr<GrpcGeneration> DecodeGrpcGeneration(const inference::ModelInferRequest& request) {
@@ -190,11 +203,9 @@ absl::StatusOr<GrpcGeneration> DecodeGrpcGeneration(const inference::ModelInferR
       generate.prompt = std::string(prompt);
       has_prompt = true;
     } else if (input.name == "stream") {
-      RETURN_IF_ERROR(CheckSingle(input, DataType::kBool));
-      out.stream = *input.tensor.data_as<bool>();
+      ASSIGN_OR_RETURN(out.stream, SingleBool(input));
     } else if (input.name == "exclude_input_in_output") {
-      RETURN_IF_ERROR(CheckSingle(input, DataType::kBool));
-      exclude_input = *input.tensor.data_as<bool>();
+      ASSIGN_OR_RETURN(exclude_input, SingleBool(input));
     } else if (input.name == "sampling_parameters") {
       RETURN_IF_ERROR(CheckSingle(input, DataType::kBytes));
       sampling_json = std::string(BytesElements(input.tensor)[0]);

@@ -104,6 +104,10 @@ TEST(GrpcGenerateCodecTest, RefusesWhatItCannotServe) {
   inference::ModelInferRequest stops = Prompt("Hi");
   AddBytes(stops, "sampling_parameters", R"({"stop": ["a", "b", "c", "d", "e"]})");
   EXPECT_THAT(ErrorOf(stops), HasSubstr("more than 4"));
+  inference::ModelInferRequest three = Prompt("Hi");  // found by grpc_infer_fuzzer
+  AddBool(three, "stream", true);
+  three.mutable_raw_input_contents()->rbegin()->assign(1, '\3');
+  EXPECT_THAT(ErrorOf(three), HasSubstr("'stream' is BOOL and holds byte 3; send 0"));
   inference::ModelInferRequest deep = Prompt("Hi");
   AddBytes(deep, "sampling_parameters",
            R"({"stop": )" + std::string(1000, '[') + std::string(1000, ']') + "}");
