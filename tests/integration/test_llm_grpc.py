@@ -78,6 +78,12 @@ def test_errors_arrive_on_the_stream_and_it_goes_on(llm_server, stream):
     client.async_stream_infer(MODEL, inputs(PROMPT, True, temperature=9))
     result, error = responses.get(timeout=30)
     assert result is None and "'temperature' must be a number in [0, 2]" in str(error)
+    deep = inputs(PROMPT, True)
+    deep[2].set_data_from_numpy(np.array(
+        [b'{"stop": ' + b"[" * 1000 + b"]" * 1000 + b"}"], dtype=np.object_))
+    client.async_stream_infer(MODEL, deep)
+    result, error = responses.get(timeout=30)
+    assert result is None and "deeper than 64 levels" in str(error)
     client.async_stream_infer(MODEL, inputs(PROMPT, True, temperature=0, max_tokens=2))
     pieces, _ = collect(client, responses)
     assert "".join(pieces)
