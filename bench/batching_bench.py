@@ -6,8 +6,9 @@ Batching is worth what it buys next to the limits (DESIGN.md, "Measuring"), so f
 model this runs, one at a time and with repeats interleaved (drifts in the shared
 machine's load hit every server alike):
 
-  * inferd without batching (the demo config), with dynamic batching (fixed queue delay)
-    and with auto-tuned batching, each on a temporary copy of the model (batching_variants);
+  * inferd with the demo config as is (its defaults), without batching, with dynamic
+    batching (fixed queue delay) and with auto-tuned batching, each on a temporary copy of
+    the model (batching_servers.VARIANTS);
   * the in-process engine at its best batch size (engine_limit.py --batch-sizes): the most
     items/s a batching server could get out of the model here;
   * the seed's Flask baseline and, for small bodies, nginx answering a constant

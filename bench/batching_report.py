@@ -159,13 +159,38 @@ def targets(full: dict) -> List[str]:
     return rows + [""] + verdicts if verdicts else []
 
 
+# Issue 16: the plain config (inferd's defaults) reaches this share of the best variant.
+DEFAULTS_GOAL = 0.9
+
+
+def defaults_vs_tuned(full: dict) -> List[str]:
+    """Per (model, c): the plain variant's QPS against the best other inferd variant's."""
+    by_key: Dict[tuple, Dict[str, float]] = {}
+    for cell in full["cells"]:
+        s = summarise(cell) if cell["kind"] == "inferd" else None
+        if s is not None:
+            by_key.setdefault((cell["model"], cell["concurrency"]), {})[cell["variant"]] = s["qps"]
+    rows = ["| model | c | plain QPS | best other variant | its QPS | plain ÷ best | "
+            f"≥ {DEFAULTS_GOAL:.0%} |", "|---|---:|---:|---|---:|---:|---|"]
+    for (model, conc), qps in sorted(by_key.items()):
+        others = {v: q for v, q in qps.items() if v != "plain"}
+        if "plain" not in qps or not others:
+            continue
+        best = max(others, key=others.get)
+        ratio = qps["plain"] / others[best] if others[best] else 0
+        rows.append(f"| {model} | {conc} | {qps['plain']:.1f} | {best} | {others[best]:.1f} "
+                    f"| {ratio:.2f} | {'PASS' if ratio >= DEFAULTS_GOAL else 'FAIL'} |")
+    return rows if len(rows) > 2 else []
+
+
 def policy(batching: Optional[dict]) -> str:
     """The `batching` object of /stats in one line: the policy, and auto_tune's measurements
     (batch size → items/s, ms per pass, ✓ within the SLO) with its choice."""
     if not batching:
         return "not reported (no /stats endpoint, or no `batching` in it)"
     try:
-        text = (f"dynamic {str(batching['dynamic']).lower()}, max_batch_size "
+        text = (f"dynamic {str(batching['dynamic']).lower()} ({batching.get('source', '?')}), "
+                f"max_batch_size "
                 f"{batching['max_batch_size']}, preferred {batching['preferred_batch_sizes']}, "
                 f"max_queue_delay_us {batching['max_queue_delay_us']}")
         tune = batching.get("auto_tune")
@@ -216,6 +241,10 @@ def markdown(full: dict) -> str:
                   "inferd's items/s ÷ the best size's", ""]
     lines += table(full) + ["", "## Engine batch sweep (the limit)", ""] + engine_table(full)
     lines += ["", "## Issue 3 targets", ""] + (targets(full) or ["(no target model measured)"])
+    lines += ["", "## The defaults against the best tuning (issue 16)", "",
+              "`plain` is the demo config as a user writes it; each other variant adds "
+              "batching or thread settings by hand.", ""]
+    lines += defaults_vs_tuned(full) or ["(plain, or every other variant, did not run)"]
     lines += ["", "## Batching as each inferd variant reports it (GET /v2/models/M/stats)", ""]
     lines += [f"- {key}: {policy(value)}" for key, value in full.get("batching", {}).items()] \
         or ["(no inferd variant ran)"]

@@ -5,7 +5,10 @@ Each variant serves a temporary copy of the demo model (build/demo-models stays 
 `scripts/setup` made it) whose config.yaml differs from the demo's only in the batching
 keys, so the rows compare batching and nothing else:
 
-  * nobatch  — the demo config as is;
+  * plain    — the demo config as is: the signature and max_batch_size, no batching or
+    thread settings, so what inferd chooses by default (dynamic batching with no queue
+    delay, and the intra-op thread count its load-time probe picks);
+  * nobatch  — the demo config with `dynamic_batching: {enabled: false}`;
   * batch    — `max_batch_size` B and `dynamic_batching: {max_queue_delay_us: D}`;
   * autotune — `max_batch_size` B and `dynamic_batching: {auto_tune: true, latency_slo_ms: S}`;
   * autotune-1t — autotune with `parameters: {intra_op_threads: 1}`: one LibTorch thread per
@@ -33,15 +36,18 @@ import servers
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 
-VARIANTS = ("nobatch", "batch", "autotune", "autotune-1t")
+VARIANTS = ("plain", "nobatch", "batch", "autotune", "autotune-1t")
 
 
 def config_text(demo: str, variant: str, max_batch: int, delay_us: int, slo_ms: float,
                 instances: int) -> str:
     """The demo config.yaml rewritten for `variant` (instances: 0 keeps the demo's count)."""
-    if variant == "nobatch":
+    if variant == "plain":
         return demo
     config = yaml.safe_load(demo)
+    if variant == "nobatch":
+        config["dynamic_batching"] = {"enabled": False}
+        return yaml.safe_dump(config, sort_keys=False, default_flow_style=None)
     config["max_batch_size"] = max_batch
     if variant == "batch":
         config["dynamic_batching"] = {"max_queue_delay_us": delay_us}

@@ -4,7 +4,8 @@ virtual environment under build/peers/<peer>/ (bench/peers/setup makes them).
 Every server serves the same demo model file (build/demo-models/<model>/1/model.pt, frozen
 TorchScript), one instance / replica / worker, with the peer's own dynamic batching:
 
-  * inferd          — the demo config.yaml as is;
+  * inferd          — the demo config.yaml as is (the defaults: dynamic batching with no
+                      queue delay, intra-op threads chosen at load);
   * inferd-autotune — `dynamic_batching: {auto_tune: true, latency_slo_ms: 100}` and
                       `parameters: {intra_op_threads: 1}` (bench/batching_servers.py's
                       autotune-1t variant);
@@ -143,7 +144,7 @@ def model_spec(repository: str, model: str, max_batch: int, delay_us: int) -> Mo
 def make_inferd(name: str, spec: ModelSpec, args, work_dir: str) -> Peer:
     with open(os.path.join(args.repository, spec.name, "config.yaml")) as f:
         demo = f.read()
-    variant = "nobatch" if name == "inferd" else "autotune-1t"
+    variant = "plain" if name == "inferd" else "autotune-1t"
     text = batching_servers.config_text(demo, variant, spec.max_batch, spec.delay_us,
                                         args.slo_ms, 0)
     repo = batching_servers.make_repository(work_dir, args.repository, spec.name, name, text)

@@ -40,6 +40,8 @@ class BackendModel {
   virtual std::vector<int> IntraOpThreadChoices() const { return {}; }
   // Later Execute calls, on any thread, use `threads` (one of IntraOpThreadChoices()).
   virtual void SetIntraOpThreads(int threads) { (void)threads; }
+  // The intra-op threads one Execute uses on a CPU; 0 when the engine does not say.
+  virtual int intra_op_threads() const { return 0; }
 };
 
 struct BackendLoadRequest {

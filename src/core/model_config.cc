@@ -217,7 +217,10 @@ absl::StatusOr<DynamicBatchingConfig> ParseDynamicBatching(const FieldReader& re
                                                            const YAML::Node& node,
                                                            int max_batch_size) {
   DynamicBatchingConfig batching;
-  if (!node) return batching;
+  if (!node) {
+    batching.enabled = batching.by_default = max_batch_size > 0;
+    return batching;
+  }
   // A bare `dynamic_batching:` turns batching on with every default.
   if (!node.IsNull()) {
     RETURN_IF_ERROR(reader.CheckKeys(node, "dynamic_batching",

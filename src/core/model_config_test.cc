@@ -349,11 +349,12 @@ queue:
   EXPECT_EQ(queue.timeout_code, absl::StatusCode::kResourceExhausted);
 }
 
-TEST(ModelConfigTest, WithoutSectionsBatchingIsOffAndTheQueueUnbounded) {
+TEST(ModelConfigTest, WithoutSectionsABatchedModelBatchesWithNoDelayAndTheQueueIsUnbounded) {
   absl::StatusOr<ModelConfig> config = Parse(Batched(""));
   ASSERT_TRUE(config.ok()) << config.status();
   const DynamicBatchingConfig& batching = config->dynamic_batching;
-  EXPECT_FALSE(batching.enabled);
+  EXPECT_TRUE(batching.enabled);
+  EXPECT_TRUE(batching.by_default);
   EXPECT_EQ(batching.max_queue_delay_us, 0);
   EXPECT_THAT(batching.preferred_batch_sizes, IsEmpty());
   EXPECT_FALSE(batching.preserve_ordering);
@@ -383,10 +384,31 @@ TEST(ModelConfigTest, BareDynamicBatchingKeyEnablesItWithDefaults) {
   EXPECT_TRUE(config->dynamic_batching.enabled);
 }
 
+TEST(ModelConfigTest, AModelWithoutBatchDimensionGetsNoDefaultBatching) {
+  absl::StatusOr<ModelConfig> config = Parse(R"(
+backend: torch
+inputs: [{name: x, datatype: FP32, dims: [4]}]
+outputs: [{name: y, datatype: FP32, dims: [2]}]
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.by_default);
+}
+
+TEST(ModelConfigTest, AWrittenSectionIsNotTheDefault) {
+  absl::StatusOr<ModelConfig> config =
+      Parse(Batched("dynamic_batching: {max_queue_delay_us: 500}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.by_default);
+  EXPECT_EQ(config->dynamic_batching.max_queue_delay_us, 500);
+}
+
 TEST(ModelConfigTest, EnabledFalseTurnsBatchingOff) {
   absl::StatusOr<ModelConfig> config = Parse(Batched("dynamic_batching: {enabled: false}\n"));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_FALSE(config->dynamic_batching.enabled);
+  EXPECT_FALSE(config->dynamic_batching.by_default);
   EXPECT_FALSE(config->dynamic_batching.auto_tune);
   EXPECT_THAT(ErrorOf(Batched("dynamic_batching: {enabled: false, auto_tune: true}\n")),
               HasSubstr("dynamic_batching: enabled: false takes no other settings"));

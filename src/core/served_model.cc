@@ -27,13 +27,14 @@ SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version
 ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version,
                          std::string_view platform, std::shared_ptr<BackendModel> model,
                          BatchPolicy policy, std::optional<BatchTuning> tuning,
-                         std::shared_ptr<ModelObserver> observer)
+                         IntraOpChoice intra_op, std::shared_ptr<ModelObserver> observer)
     : config_(std::move(config)),
       version_(version),
       platform_(platform),
       model_(std::move(model)),
       generative_(dynamic_cast<GenerativeModel*>(model_.get())),
       tuning_(std::move(tuning)),
+      intra_op_(std::move(intra_op)),
       stats_(std::move(observer)),
       scheduler_(MakeSchedulerOptions(*config_, version_, std::move(policy)), config_.get(),
                  model_.get(), &stats_) {}

@@ -21,6 +21,7 @@
 #include "core/model_observer.h"
 #include "core/scheduling/batch_planner.h"
 #include "core/scheduling/batch_tuner.h"
+#include "core/scheduling/intra_op_probe.h"
 #include "core/scheduling/model_stats.h"
 #include "core/scheduling/scheduler.h"
 
@@ -29,11 +30,13 @@ namespace inferd {
 class ServedModel {
  public:
   // `tuning` is the auto-tuning table when the model asked for it; `policy` already
-  // reflects it. `model` may be shared with other versions whose model file is identical.
-  // `observer` (optional) is told what happens to the model, for metrics.
+  // reflects it. `intra_op` is the thread count chosen at load, and why. `model` may be
+  // shared with other versions whose model file is identical. `observer` (optional) is told
+  // what happens to the model, for metrics.
   ServedModel(std::shared_ptr<const ModelConfig> config, int64_t version, std::string_view platform,
               std::shared_ptr<BackendModel> model, BatchPolicy policy,
-              std::optional<BatchTuning> tuning, std::shared_ptr<ModelObserver> observer = nullptr);
+              std::optional<BatchTuning> tuning, IntraOpChoice intra_op = {},
+              std::shared_ptr<ModelObserver> observer = nullptr);
   // Finishes queued requests before the engine state is released.
   ~ServedModel();
 
@@ -44,6 +47,7 @@ class ServedModel {
   const ModelStats& stats() const { return stats_; }
   const BatchPolicy& batch_policy() const { return scheduler_.batch_policy(); }
   const std::optional<BatchTuning>& tuning() const { return tuning_; }
+  const IntraOpChoice& intra_op() const { return intra_op_; }
   size_t queue_depth() const { return scheduler_.queue_depth(); }
   // Null when the server keeps no metrics.
   ModelObserver* observer() const { return stats_.observer(); }
@@ -76,6 +80,7 @@ class ServedModel {
   const std::shared_ptr<BackendModel> model_;
   GenerativeModel* const generative_;  // model_ itself, or null
   const std::optional<BatchTuning> tuning_;
+  const IntraOpChoice intra_op_;
   ModelStats stats_;
   std::atomic<int64_t> in_flight_{0};
   Scheduler scheduler_;  // declared last: destroyed (stopped) before everything it uses

@@ -100,7 +100,7 @@ def test_concurrent_clients_get_their_own_rows_from_merged_batches(start_server,
     assert max(batch_sizes) > 3, f"no batch merged several requests: {batch_sizes}"
     assert sum(batch_sizes.values()) == stats["execution_count"], stats
     assert sum(size * count for size, count in batch_sizes.items()) == len(rows), batch_sizes
-    assert stats["batching"] == {"dynamic": True, "max_batch_size": 32,
+    assert stats["batching"] == {"dynamic": True, "source": "config", "max_batch_size": 32,
                                  "preferred_batch_sizes": [], "max_queue_delay_us": 2000}
 
 
@@ -124,7 +124,8 @@ def test_stats_of_all_models_and_one_version(start_server, small_repository, tor
     assert digits["inference_stats"]["success"]["count"] == 1
     assert digits["inference_stats"]["compute_infer"]["ns"] > 0
     assert [b["batch_size"] for b in digits["batch_stats"]] == [3]
-    assert digits["batching"]["dynamic"] is False
+    assert digits["batching"]["dynamic"] is True  # max_batch_size 64 and no section
+    assert digits["batching"]["source"] == "default"
     assert by_name["mlp_scorer"]["inference_count"] == 0
     assert by_name["mlp_scorer"]["batch_stats"] == []
 

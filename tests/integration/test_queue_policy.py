@@ -58,6 +58,8 @@ outputs:
   - {{name: y, datatype: FP32, dims: [2]}}
 instances:
   - {{count: 1, device: cpu}}
+# One request per run: the model numbers its runs, and the tests read the order from that.
+dynamic_batching: {{enabled: false}}
 queue: {queue}
 parameters: {{freeze: false}}
 """)

@@ -133,12 +133,16 @@ absl::StatusOr<ModelProducer> ReadProducer(const OrtApi& api, const OrtSession* 
 class OnnxModel : public BackendModel {
  public:
   OnnxModel(const OrtApi& api, ort::Ptr<OrtSession> session, const OrtMemoryInfo* cpu_memory,
-            const ModelConfig& config, std::string label)
+            const ModelConfig& config, std::string label, int intra_op_threads)
       : api_(api),
         session_(std::move(session)),
         cpu_memory_(cpu_memory),
         config_(config),
-        label_(std::move(label)) {}
+        label_(std::move(label)),
+        intra_op_threads_(intra_op_threads) {}
+
+  // Fixed when the session was created (ONNX Runtime cannot change it later).
+  int intra_op_threads() const override { return intra_op_threads_; }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     if (inputs.size() != config_.inputs.size()) {
@@ -228,6 +232,7 @@ class OnnxModel : public BackendModel {
   // reload that keeps the engine), and with it that ServedModel's config.
   const ModelConfig config_;
   const std::string label_;
+  const int intra_op_threads_;
 };
 
 absl::StatusOr<ort::Ptr<OrtSessionOptions>> MakeSessionOptions(const OrtApi& api,
@@ -364,7 +369,7 @@ absl::StatusOr<std::unique_ptr<BackendModel>> OnnxBackend::Load(const BackendLoa
       CheckQuantizedModel(config, producer.producer, producer.declared_precision, file.string()));
   return std::make_unique<OnnxModel>(
       api, std::move(session), engine_->cpu_memory.get(), config,
-      StrCat(config.name, ":", request.version_dir.filename().string()));
+      StrCat(config.name, ":", request.version_dir.filename().string()), threads);
 }
 
 }  // namespace inferd

@@ -122,12 +122,13 @@ absl::StatusOr<ModelConfig> CompleteConfigFromGraph(const ModelConfig& config,
   ModelConfig completed = config;
   // Like Triton's auto-complete, max_batch_size 0 (or none) with a dynamic first dimension
   // in every graph tensor means a batch axis. Such a config had no dynamic_batching entry
-  // (parsing refuses one without max_batch_size), so it gets the default: auto-tuned.
+  // (parsing refuses one without max_batch_size), so it gets the default batching
+  // (DynamicBatchingConfig: no queue delay, batches of what has queued).
   if (!config.batched() && !graph.inputs.empty() && HasDynamicFirstDim(graph.inputs) &&
       HasDynamicFirstDim(graph.outputs) && (config.inputs.empty() && config.outputs.empty())) {
     completed.max_batch_size = kCompletedMaxBatchSize;
     completed.dynamic_batching.enabled = true;
-    completed.dynamic_batching.auto_tune = true;
+    completed.dynamic_batching.by_default = true;
   }
   if (completed.inputs.empty()) {
     RETURN_IF_ERROR(

@@ -38,7 +38,7 @@ absl::Status CheckGraphSignature(const ModelConfig& config, const GraphSignature
 
 // max_batch_size of a config completed from a graph whose inputs and outputs all have a
 // dynamic first dimension, when neither config.yaml nor BATCH_SIZE gave one (Triton uses 4;
-// auto-tuning picks the size that serves best up to this).
+// the default batching forms batches of up to this many rows from what has queued).
 inline constexpr int kCompletedMaxBatchSize = 32;
 
 // `config` with what config.yaml left out taken from the graph: every input (when it lists

@@ -134,7 +134,9 @@ TEST(CompleteConfigFromGraphTest, FolderWithOnlyTheBackendGetsTheGraphsSignature
   absl::StatusOr<ModelConfig> completed = CompleteConfigFromGraph(config, MatchingGraph(), kPath);
   ASSERT_TRUE(completed.ok()) << completed.status();
   EXPECT_EQ(completed->max_batch_size, kCompletedMaxBatchSize);
-  EXPECT_TRUE(completed->dynamic_batching.enabled && completed->dynamic_batching.auto_tune);
+  EXPECT_TRUE(completed->dynamic_batching.enabled && completed->dynamic_batching.by_default);
+  EXPECT_FALSE(completed->dynamic_batching.auto_tune);
+  EXPECT_EQ(completed->dynamic_batching.max_queue_delay_us, 0);
   ASSERT_EQ(completed->inputs.size(), 1u);
   EXPECT_EQ(completed->inputs[0].name, "pixels");
   EXPECT_EQ(completed->inputs[0].datatype, DataType::kFp32);

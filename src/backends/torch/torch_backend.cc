@@ -134,6 +134,7 @@ class TorchModel : public BackendModel {
   }
 
   void SetIntraOpThreads(int threads) override { intra_op_threads_ = threads; }
+  int intra_op_threads() const override { return device_.is_cuda() ? 0 : intra_op_threads_.load(); }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {

@@ -1,15 +1,19 @@
 #include "core/repository/model_loader.h"
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/cores.h"
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/config_completer.h"
 #include "core/generation.h"
 #include "core/scheduling/batch_tuner.h"
+#include "core/scheduling/intra_op_probe.h"
 
 namespace inferd {
 namespace {
@@ -58,6 +62,53 @@ absl::StatusOr<ModelConfig> CompleteFromModelFile(Backend& backend, const ModelC
                  (version_dir / backend.model_filename()).string(), ": ",
                  DescribeSignature(completed)));
   return completed;
+}
+
+// The intra-op thread count, for a model the tuner did not already time with each count.
+absl::StatusOr<IntraOpChoice> ChooseThreads(const ModelConfig& config, BackendModel& model,
+                                            const std::optional<BatchTuning>& tuning,
+                                            bool weights_shared,
+                                            const std::filesystem::path& version_dir) {
+  if (dynamic_cast<GenerativeModel*>(&model) != nullptr) {
+    return IntraOpChoice{
+        .threads = 0, .reason = "a language model: its engine sets its own threads", .probe = {}};
+  }
+  if (tuning.has_value() && tuning->intra_op_threads > 0) {
+    return IntraOpChoice{.threads = tuning->intra_op_threads,
+                         .reason = "auto_tune timed the chosen batch size with each count",
+                         .probe = {}};
+  }
+  if (weights_shared) {
+    return IntraOpChoice{.threads = model.intra_op_threads(),
+                         .reason = "as chosen when another version loaded the same file",
+                         .probe = {}};
+  }
+  absl::StatusOr<IntraOpChoice> choice =
+      ChooseIntraOpThreads(config, model, *RealTime(), CoresAvailable());
+  if (!choice.ok()) {
+    return absl::Status(choice.status().code(),
+                        StrCat(version_dir.string(),
+                               ": timing intra-op threads failed: ", choice.status().message()));
+  }
+  return choice;
+}
+
+// "dynamic batching up to 32 rows, no queue delay (the default for max_batch_size > 0)".
+std::string DescribeBatching(const ModelConfig& config, const BatchPolicy& policy) {
+  if (!policy.dynamic) {
+    return config.batched() ? "batching off (dynamic_batching: {enabled: false})"
+                            : "no batch dimension: each request runs alone";
+  }
+  return StrCat(
+      "dynamic batching up to ", policy.max_rows, " rows, ",
+      policy.max_queue_delay.count() == 0
+          ? std::string("no queue delay")
+          : StrCat(std::chrono::duration_cast<std::chrono::microseconds>(policy.max_queue_delay)
+                       .count(),
+                   " us queue delay"),
+      config.dynamic_batching.by_default
+          ? " (the default for max_batch_size > 0; a dynamic_batching section overrides it)"
+          : " (config.yaml's dynamic_batching)");
 }
 
 }  // namespace
@@ -113,6 +164,7 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
   }
   request.config = config.get();
   request.device = config->instances.front().device;
+  const bool weights_shared = shared_weights != nullptr;
   std::shared_ptr<BackendModel> model = std::move(shared_weights);
   if (model == nullptr) {
     ASSIGN_OR_RETURN(std::unique_ptr<BackendModel> loaded, backend.Load(request));
@@ -150,9 +202,13 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
     policy = ApplyTuning(std::move(policy), *tuned);
     tuning = *std::move(tuned);
   }
+  ASSIGN_OR_RETURN(IntraOpChoice intra_op,
+                   ChooseThreads(*config, *model, tuning, weights_shared, request.version_dir));
+  LogInfo(StrCat("model ", config->name, ": ", DescribeBatching(*config, policy),
+                 "; intra-op threads ", DescribeIntraOpChoice(intra_op)));
   return std::make_unique<ServedModel>(std::move(config), version, backend.platform(),
                                        std::move(model), std::move(policy), std::move(tuning),
-                                       std::move(observer));
+                                       std::move(intra_op), std::move(observer));
 }
 
 }  // namespace inferd

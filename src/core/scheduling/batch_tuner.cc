@@ -9,6 +9,7 @@
 #include "common/cores.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/scheduling/intra_op_probe.h"
 
 namespace inferd {
 namespace {
@@ -34,16 +35,10 @@ std::vector<int64_t> CandidateSizes(const ModelConfig& config) {
   return {sizes.begin(), sizes.end()};
 }
 
-// On a machine with at most kFewCores cores, a model whose chosen batch runs in under
-// kSmallBatchMs on one thread keeps one thread even where more measured faster alone:
-// serving it is bound by the I/O threads' per-request work, which needs the other cores
-// (mlp_scorer on 2 cores: 0.21 ms at batch 32 on one thread against 0.14 ms on two, yet
-// 55.2k against 40.6k req/s served at 64 clients, bench/results/*-batching-mlp-session3.md).
-constexpr int kFewCores = 4;
-constexpr double kSmallBatchMs = 1.0;
-
+// On a machine with few cores, a model whose chosen batch runs in under kSmallRunMs on one
+// thread keeps one thread even where more measured faster alone (intra_op_probe.h says why).
 bool IsSmallOnFewCores(int threads, const BatchSizeMeasurement& m, int cores) {
-  return threads == 1 && cores <= kFewCores && m.latency_ms < kSmallBatchMs;
+  return threads == 1 && cores <= kFewCores && m.latency_ms < kSmallRunMs;
 }
 
 double Milliseconds(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -186,7 +181,7 @@ std::string DescribeTuning(const BatchTuning& tuning) {
     for (const auto& [threads, m] : tuning.thread_trials) {
       if (threads == tuning.intra_op_threads && IsSmallOnFewCores(threads, m, CoresAvailable())) {
         text += StrCat(" (small model on ", CoresAvailable(), " cores: batch ", m.batch_size,
-                       " runs under ", kSmallBatchMs,
+                       " runs under ", kSmallRunMs,
                        " ms on one thread, so serving it is bound by the I/O threads, which "
                        "need the other cores)");
       }

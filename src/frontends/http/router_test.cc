@@ -459,9 +459,17 @@ TEST_F(RouterWithModelTest, StatsCountInferencesAndBatches) {
   EXPECT_EQ(batches[0]["compute_infer"]["count"].GetUint64(), 1u);
   EXPECT_EQ(batches[1]["batch_size"].GetInt64(), 3);
   const auto& batching = m["batching"];
-  EXPECT_FALSE(batching["dynamic"].GetBool());
+  // max_batch_size 4 and no dynamic_batching section: batching by default, no queue delay.
+  EXPECT_TRUE(batching["dynamic"].GetBool());
+  EXPECT_STREQ(batching["source"].GetString(), "default");
+  EXPECT_EQ(batching["max_queue_delay_us"].GetInt64(), 0);
   EXPECT_EQ(batching["max_batch_size"].GetInt64(), 4);
   EXPECT_FALSE(batching.HasMember("auto_tune"));
+  // The fake engine offers no thread counts: nothing is timed, and the reason says so.
+  const auto& threads = m["intra_op_threads"];
+  EXPECT_EQ(threads["count"].GetInt(), 0);
+  EXPECT_THAT(threads["reason"].GetString(), HasSubstr("does not say"));
+  EXPECT_EQ(threads["probe"].Size(), 0u);
 
   // The same object for the model alone, by name and by version.
   const HttpReply one = Get("/v2/models/double/stats");

@@ -26,6 +26,9 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
   writer.StartObject();
   writer.Key("dynamic");
   writer.Bool(policy.dynamic);
+  // "default": max_batch_size > 0 and no dynamic_batching section (model_config.h).
+  writer.Key("source");
+  writer.String(model.config().dynamic_batching.by_default ? "default" : "config");
   writer.Key("max_batch_size");
   writer.Int64(policy.max_rows);
   writer.Key("preferred_batch_sizes");
@@ -84,6 +87,33 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
   writer.EndObject();
 }
 
+// The intra-op thread count chosen at load, why, and the runs timed for it
+// (core/scheduling/intra_op_probe.h).
+void WriteIntraOpThreads(const IntraOpChoice& choice, JsonWriter& writer) {
+  writer.Key("intra_op_threads");
+  writer.StartObject();
+  writer.Key("count");
+  writer.Int(choice.threads);
+  writer.Key("reason");
+  writer.String(choice.reason.c_str());
+  writer.Key("probe");
+  writer.StartArray();
+  for (const IntraOpRun& run : choice.probe) {
+    writer.StartObject();
+    writer.Key("intra_op_threads");
+    writer.Int(run.threads);
+    writer.Key("batch_size");
+    writer.Int64(run.batch_size);
+    writer.Key("fastest_ms");
+    writer.Double(run.fastest_ms);
+    writer.Key("runs");
+    writer.Int(run.runs);
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+}
+
 void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
                      JsonWriter& writer) {
   const ModelStatsSnapshot stats = model.stats().Snapshot();
@@ -122,6 +152,7 @@ void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
   }
   writer.EndArray();
   WriteBatching(model, writer);
+  WriteIntraOpThreads(model.intra_op(), writer);
   if (const GenerativeModel* generator = model.generative()) {
     WriteGenerationStats(generator->Stats(), writer);
   }

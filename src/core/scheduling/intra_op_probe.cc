@@ -1,0 +1,108 @@
+#include "core/scheduling/intra_op_probe.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace inferd {
+namespace {
+
+// Timed runs per probe. The fastest counts, and the probe stops at the first run under
+// kSmallRunMs (the question is answered) or once kProbeBudgetMs of runs are spent (a slow
+// model shows it in one run; five runs each descheduled by a busy machine are unlikely).
+constexpr int kMaxTimedRuns = 5;
+constexpr double kProbeBudgetMs = 50;
+
+double Milliseconds(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+absl::StatusOr<IntraOpRun> TimeFastestRun(const ModelConfig& config, BackendModel& model,
+                                          const TimeSource& time, int threads, int64_t batch) {
+  std::vector<Tensor> inputs;
+  for (const TensorSpec& spec : config.inputs) {
+    ASSIGN_OR_RETURN(Tensor input,
+                     Tensor::Allocate(spec.datatype, config.ExampleShape(spec, batch)));
+    inputs.push_back(std::move(input));
+  }
+  // Untimed: the first run at a new shape or thread count allocates and specialises.
+  RETURN_IF_ERROR(model.Execute(inputs).status());
+  IntraOpRun run{.threads = threads, .batch_size = batch, .fastest_ms = 0, .runs = 0};
+  double spent_ms = 0;
+  while (run.runs < kMaxTimedRuns) {
+    const TimePoint start = time.Now();
+    RETURN_IF_ERROR(model.Execute(inputs).status());
+    const double ms = Milliseconds(time.Now() - start);
+    run.fastest_ms = run.runs == 0 ? ms : std::min(run.fastest_ms, ms);
+    ++run.runs;
+    spent_ms += ms;
+    if (run.fastest_ms < kSmallRunMs || spent_ms >= kProbeBudgetMs) break;
+  }
+  return run;
+}
+
+std::string Ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g ms", ms);
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<IntraOpChoice> ChooseIntraOpThreads(const ModelConfig& config, BackendModel& model,
+                                                   const TimeSource& time, int cores) {
+  IntraOpChoice choice;
+  const std::vector<int> choices = model.IntraOpThreadChoices();
+  const int current = choices.empty() ? model.intra_op_threads() : choices.front();
+  choice.threads = current;
+  if (choices.empty() || std::find(choices.begin(), choices.end(), 1) == choices.end()) {
+    if (current == 1) {
+      choice.reason = "one thread: nothing to choose (one core, or set so)";
+    } else if (current > 1) {
+      choice.reason =
+          "fixed by config.yaml's parameters.intra_op_threads, --intra-op-threads or the backend";
+    } else {
+      choice.reason = "the engine does not say (a GPU, or an engine with a rule of its own)";
+    }
+    return choice;
+  }
+  if (cores > kFewCores) {
+    choice.reason = StrCat("the backend's count: ", cores, " cores are more than ", kFewCores,
+                           ", enough for the I/O threads beside it");
+    return choice;
+  }
+  ASSIGN_OR_RETURN(IntraOpRun alone, TimeFastestRun(config, model, time, current, 1));
+  choice.probe.push_back(alone);
+  if (alone.fastest_ms >= kSmallRunMs) {
+    choice.reason = StrCat("batch 1 takes ", Ms(alone.fastest_ms), " on ", current,
+                           " threads: not a small model, so it keeps them");
+    return choice;
+  }
+  const int64_t largest = std::max(1, config.max_batch_size);
+  model.SetIntraOpThreads(1);
+  absl::StatusOr<IntraOpRun> one = TimeFastestRun(config, model, time, 1, largest);
+  if (!one.ok()) {
+    model.SetIntraOpThreads(current);
+    return one.status();
+  }
+  choice.probe.push_back(*one);
+  if (one->fastest_ms < kSmallRunMs) {
+    choice.threads = 1;
+    choice.reason = StrCat("batch ", largest, " takes ", Ms(one->fastest_ms),
+                           " on one thread (under ", Ms(kSmallRunMs), ") on ", cores,
+                           " cores: serving a model this small is bound by the I/O threads, "
+                           "which need the other cores");
+    return choice;
+  }
+  model.SetIntraOpThreads(current);
+  choice.reason = StrCat("batch ", largest, " takes ", Ms(one->fastest_ms),
+                         " on one thread: large enough to use ", current);
+  return choice;
+}
+
+std::string DescribeIntraOpChoice(const IntraOpChoice& choice) {
+  return StrCat(choice.threads, " (", choice.reason, ")");
+}
+
+}  // namespace inferd
