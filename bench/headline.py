@@ -28,6 +28,11 @@ RESULTS = ROOT / "bench" / "results"
 # The runs the headline shows: the latest full batching run of each demo model it covers.
 HEADLINE_RUNS = ["2026-11-30-batching-mlp-session3.json", "2026-11-30-batching-resnet-session3.json"]
 
+# The defaults against the best hand tuning (issue 16): the plain demo config beside every
+# variant that adds batching or thread settings, each file one run (the second repeats the
+# cells the first missed, with more repeats).
+DEFAULTS_RUNS = ["2026-12-02-defaults.json", "2026-12-02-defaults-repeat.json"]
+
 # Result files whose scripts mark missed targets; a line matching MISSED_MARK is listed.
 TARGET_FILES = ["2026-11-30-protocols.md", "2026-12-01-defaults-session4.md",
                 "reliability.md", "2026-11-30-busy-poll.md", "llm.md"]
@@ -168,9 +173,24 @@ def _reliability_table() -> List[str]:
     return lines
 
 
+def _defaults_table() -> List[str]:
+    lines = []
+    for name in DEFAULTS_RUNS:
+        full = _load(name)
+        stem = name[:-len(".json")]
+        lines += [f"[{stem}](RESULTS/{stem}.md): `{full['bench_command']}` "
+                  f"({full['settings']['repeats']} × {full['settings']['duration']} s per cell, "
+                  f"medians; load average {full['loadavg']['start'][0]:.1f} at the start, "
+                  f"{full['loadavg']['end'][0]:.1f} at the end)", ""]
+        lines += batching_report.defaults_vs_tuned(full) + [""]
+    return lines[:-1]
+
+
 def block(kind: str, results_link: str) -> str:
     if kind == "short":
         lines = _table([1, 64])
+    elif kind == "defaults":
+        lines = _defaults_table()
     elif kind == "llm":
         lines = _llm_table()
     elif kind == "reliability":
@@ -183,6 +203,7 @@ def block(kind: str, results_link: str) -> str:
 
 
 DOCUMENTS = [(ROOT / "README.md", "short", "bench/results"),
+             (ROOT / "README.md", "defaults", "bench/results"),
              (ROOT / "README.md", "llm", "bench/results"),
              (ROOT / "README.md", "reliability", "bench/results"),
              (ROOT / "docs" / "benchmarks.md", "full", "../bench/results"),
