@@ -41,7 +41,7 @@
 #include "common/mutex.h"
 #include "core/backend.h"
 #include "core/model_observer.h"
-#include "core/repository/lifecycle_events.h"
+#include "core/repository/lifecycle_report.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
 #include "core/version_key.h"

@@ -11,7 +11,7 @@
 #include <rapidjson/rapidjson.h>
 
 #include "common/client_paths.h"
-#include "core/repository/lifecycle_events.h"
+#include "core/repository/lifecycle_report.h"
 
 namespace inferd {
 

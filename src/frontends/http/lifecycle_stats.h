@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/repository/lifecycle_events.h"
+#include "core/repository/lifecycle_report.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

@@ -1,8 +1,8 @@
 // What the model manager reports about lifecycles and memory: the repository index rows,
 // counters of loads, evictions and reloads, and memory in use against each device's budget.
 // Plain values, copied out under the manager's lock, for stats, logs and metrics.
-#ifndef INFERD_CORE_REPOSITORY_LIFECYCLE_EVENTS_H_
-#define INFERD_CORE_REPOSITORY_LIFECYCLE_EVENTS_H_
+#ifndef INFERD_CORE_REPOSITORY_LIFECYCLE_REPORT_H_
+#define INFERD_CORE_REPOSITORY_LIFECYCLE_REPORT_H_
 
 #include <cstdint>
 #include <optional>
@@ -64,4 +64,4 @@ struct LifecycleReport {
 
 }  // namespace inferd
 
-#endif  // INFERD_CORE_REPOSITORY_LIFECYCLE_EVENTS_H_
+#endif  // INFERD_CORE_REPOSITORY_LIFECYCLE_REPORT_H_
