@@ -13,7 +13,7 @@ absl::StatusOr<ModelManagerOptions> LifecycleOptionsFrom(const ServerOptions& op
                                       .busy_poll_us = options.busy_poll_us};
   lifecycle.control = options.model_control == "explicit" ? ModelControl::kExplicit
                       : options.model_control == "watch"  ? ModelControl::kWatch
-                                                          : ModelControl::kNone;
+                                                          : ModelControl::kLoadAll;
   if (!options.load_models.empty() && lifecycle.control != ModelControl::kExplicit) {
     return absl::InvalidArgumentError(
         "--load-model needs --model-control explicit (otherwise every model loads at start)");

@@ -3,8 +3,8 @@
 //
 // - Versions: config.yaml's version_policy picks the served versions; a request names one
 //   or gets the highest ready one (or one chosen by the model's traffic weights).
-// - Control: everything eagerly loaded at start (kNone), only --load-model and the load
-//   API (kExplicit), or kNone plus reacting to repository changes (kWatch).
+// - Control: every model in the repository loaded at start (kLoadAll), only --load-model and
+//   the load API (kExplicit), or kLoadAll plus reacting to repository changes (kWatch).
 // - Zero downtime: a new version (or a new config) is loaded and warmed while the old one
 //   keeps serving, then published; the old one is dropped afterwards. A request holds a
 //   ModelHandle, so it finishes on the version it started on. A failed load leaves what is
@@ -50,11 +50,13 @@ namespace inferd {
 
 class RepositoryWatcher;
 
-enum class ModelControl { kNone, kExplicit, kWatch };
+// kLoadAll is --model-control none, the default: every model in the repository loads at start.
+// kExplicit: only --load-model and the load API. kWatch: as kLoadAll, then repository changes.
+enum class ModelControl { kLoadAll, kExplicit, kWatch };
 
 struct ModelManagerOptions {
   ConfigDefaults defaults;
-  ModelControl control = ModelControl::kNone;
+  ModelControl control = ModelControl::kLoadAll;
   std::vector<std::string> load_models;  // kExplicit: loaded at start
   bool lazy_all = false;                 // every model loads on its first request
   // Explicit budgets by device ("cpu"); others get DefaultBudgetBytes().
