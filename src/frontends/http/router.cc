@@ -12,9 +12,9 @@
 #include "frontends/http/logging_handler.h"
 #include "frontends/http/metrics_handler.h"
 #include "frontends/http/model_config_handler.h"
+#include "frontends/http/plain_predict_handler.h"
 #include "frontends/http/repository_handlers.h"
 #include "frontends/http/route_access.h"
-#include "frontends/http/seed_predict_handler.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
 
@@ -86,7 +86,7 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
 
   if (segments.size() == 1 && segments[0] == "predict") {
     if (!post) return responder->Send(MethodNotAllowed("POST"));
-    return HandleSeedPredict(ctx, request, std::move(responder));
+    return HandlePlainPredict(ctx, request, std::move(responder));
   }
 
   // OpenAI-compatible generation (generation_handlers.h).

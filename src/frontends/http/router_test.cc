@@ -251,14 +251,14 @@ TEST_F(RouterTest, NonNumericVersionIsBadRequest) {
   EXPECT_THAT(reply.body, HasSubstr("missing version"));
 }
 
-TEST_F(RouterTest, SeedPredictWithoutModelsAsksForDefaultModel) {
+TEST_F(RouterTest, PlainPredictWithoutModelsAsksForDefaultModel) {
   Start();
   const HttpReply reply = Post("/predict", R"({"input": [1, 2]})");
   EXPECT_EQ(reply.status, 400u);
   EXPECT_THAT(reply.body, AllOf(HasSubstr("?model=NAME"), HasSubstr("--default-model")));
 }
 
-TEST_F(RouterTest, SeedPredictOfUnknownModelIsNotFound) {
+TEST_F(RouterTest, PlainPredictOfUnknownModelIsNotFound) {
   Start();
   EXPECT_EQ(Post("/predict", R"({"input": [1]})", "model=nope").status, 404u);
 }
@@ -382,7 +382,7 @@ TEST_F(RouterWithModelTest, KserveInferRejectsBadRequests) {
   EXPECT_THAT(reply.body, HasSubstr("unknown requested output 'z'"));
 }
 
-TEST_F(RouterWithModelTest, SeedPredictUsesTheOnlyModelAndDropsTheBatchDimension) {
+TEST_F(RouterWithModelTest, PlainPredictUsesTheOnlyModelAndDropsTheBatchDimension) {
   HttpReply reply = Post("/predict", R"({"input": [1, 2]})");
   EXPECT_EQ(reply.status, 200u);
   EXPECT_EQ(reply.body, R"({"output":[2,4]})");

@@ -1,4 +1,4 @@
-#include "frontends/http/seed_predict_handler.h"
+#include "frontends/http/plain_predict_handler.h"
 
 #include <string>
 #include <utility>
@@ -29,9 +29,9 @@ absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> Resol
   return std::make_pair(std::move(name), std::move(config));
 }
 
-absl::StatusOr<std::unique_ptr<InferRequest>> DecodeSeedRequest(const ModelConfig& config,
-                                                                std::string& body,
-                                                                bool* single_instance) {
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const ModelConfig& config,
+                                                                        std::string& body,
+                                                                        bool* single_instance) {
   if (config.inputs.size() != 1) {
     return absl::InvalidArgumentError(StrCat(
         "model '", config.name, "' takes ", config.inputs.size(),
@@ -70,13 +70,13 @@ void WriteOutput(const Tensor& tensor, bool single_instance, JsonWriter& writer)
 
 }  // namespace
 
-void HandleSeedPredict(const HandlerContext& ctx, const HttpRequestView& request,
-                       ResponderPtr responder) {
+void HandlePlainPredict(const HandlerContext& ctx, const HttpRequestView& request,
+                        ResponderPtr responder) {
   auto model = ResolveModel(ctx, request.query);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeSeedRequest(*model->second, *request.body, &single_instance);
+      DecodePlainPredictRequest(*model->second, *request.body, &single_instance);
   if (!decoded.ok()) {
     NoteModelIfLoaded(ctx, *responder, model->first, std::nullopt);
     return responder->Send(ErrorReply(decoded.status()));
