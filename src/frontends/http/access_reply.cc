@@ -53,7 +53,7 @@ class PermitResponder : public Responder {
     inner_->WatchDisconnect(std::move(on_disconnect));
   }
 
-  RequestRecord* record() override { return inner_->record(); }
+  SessionRequest* record() override { return inner_->record(); }
 
  private:
   const ResponderPtr inner_;

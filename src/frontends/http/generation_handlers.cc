@@ -10,7 +10,7 @@
 #include "common/json_body.h"
 #include "common/strings.h"
 #include "frontends/http/embedding_codec.h"
-#include "frontends/http/request_record.h"
+#include "frontends/http/session_request.h"
 #include "observability/request_id.h"
 
 namespace inferd {

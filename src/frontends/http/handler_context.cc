@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "common/strings.h"
-#include "frontends/http/request_record.h"
+#include "frontends/http/session_request.h"
 
 namespace inferd {
 
@@ -23,7 +23,7 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
 }
 
 void NoteModel(Responder& responder, const ModelHandle& model) {
-  if (RequestRecord* record = responder.record()) record->model = model;
+  if (SessionRequest* record = responder.record()) record->model = model;
 }
 
 void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,
@@ -50,7 +50,7 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
     // may be gone by then, so it carries the name and version.
     responder->Defer([response = std::move(response), encode = std::move(encode), responder,
                       name = model->name(), version = model->version()] {
-      if (RequestRecord* record = responder->record()) record->batch_size = response.batch_size;
+      if (SessionRequest* record = responder->record()) record->batch_size = response.batch_size;
       if (!response.status.ok()) return ErrorReply(response.status);
       return encode(name, version, response);
     });

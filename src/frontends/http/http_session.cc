@@ -78,7 +78,7 @@ class SessionResponder : public Responder {
     });
   }
 
-  RequestRecord* record() override { return session_->record(); }
+  SessionRequest* record() override { return session_->record(); }
 
  private:
   // Posts (never dispatches) so that pieces from one thread keep their order.

@@ -21,8 +21,8 @@
 #include <boost/beast/ssl.hpp>
 
 #include "frontends/http/http_types.h"
-#include "frontends/http/request_record.h"
 #include "frontends/http/router.h"
+#include "frontends/http/session_request.h"
 #include "observability/request_recorder.h"
 
 namespace inferd {
@@ -78,7 +78,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
 
   auto executor() { return stream_.get_executor(); }
   // The current request's record; on the session's strand only.
-  RequestRecord* record() { return &record_; }
+  SessionRequest* record() { return &record_; }
 
  private:
   void ReadHeader();
@@ -108,7 +108,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool head_request_ = false;
   bool request_counted_ = false;
   bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
-  RequestRecord record_;
+  SessionRequest record_;
   // A streamed reply in progress: what waits to be written, what is being written.
   bool streaming_ = false;
   bool stream_ending_ = false;

@@ -16,7 +16,7 @@ namespace inferd {
 
 class Tenant;  // auth/tenant.h
 
-struct RequestRecord;  // frontends/http/request_record.h
+struct SessionRequest;  // frontends/http/session_request.h
 
 enum class HttpMethod { kGet, kHead, kPost, kOther };
 
@@ -85,7 +85,7 @@ class Responder {
   virtual void Defer(std::function<HttpReply()> make_reply) = 0;
   // Where handlers note the model and batch a request reached, for the access log and the
   // metrics; null when nobody records (unit tests). Use it on the I/O thread only.
-  virtual RequestRecord* record() { return nullptr; }
+  virtual SessionRequest* record() { return nullptr; }
 };
 
 using ResponderPtr = std::shared_ptr<Responder>;

@@ -1,8 +1,8 @@
 // What the HTTP session remembers about the request it is answering, for the access log and
 // the metrics: its id, when it arrived, and (filled in by the handlers) the model version it
 // reached and the batch it ran in. Accessed only on the session's strand.
-#ifndef INFERD_FRONTENDS_HTTP_REQUEST_RECORD_H_
-#define INFERD_FRONTENDS_HTTP_REQUEST_RECORD_H_
+#ifndef INFERD_FRONTENDS_HTTP_SESSION_REQUEST_H_
+#define INFERD_FRONTENDS_HTTP_SESSION_REQUEST_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace inferd {
 
-struct RequestRecord {
+struct SessionRequest {
   bool active = false;  // a request is being answered
   std::string request_id;
   std::string method;
@@ -25,4 +25,4 @@ struct RequestRecord {
 
 }  // namespace inferd
 
-#endif  // INFERD_FRONTENDS_HTTP_REQUEST_RECORD_H_
+#endif  // INFERD_FRONTENDS_HTTP_SESSION_REQUEST_H_
