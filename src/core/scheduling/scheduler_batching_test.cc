@@ -28,22 +28,18 @@ using testing::kHangTimeout;
 using testing::MakeRequest;
 using testing::Ns;
 using testing::Options;
+using testing::SchedulerFixture;
 using testing::TestConfig;
 
 // --- dynamic batching -----------------------------------------------------------------------
 
-TEST(SchedulerTest, BatchesRequestsQueuedWhileTheInstanceIsBusy) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+using BatchingTest = SchedulerFixture;
+
+TEST_F(BatchingTest, BatchesRequestsQueuedWhileTheInstanceIsBusy) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.batch_policy = Dynamic(8, Duration::zero());
   options.time = &time;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("first", {100.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -99,16 +95,10 @@ TEST(SchedulerTest, BatchesRequestsQueuedWhileTheInstanceIsBusy) {
   EXPECT_GT(s.last_inference_ms, 0);
 }
 
-TEST(SchedulerTest, BatchesNeverExceedMaxRows) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(BatchingTest, BatchesNeverExceedMaxRows) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  SchedulerOptions options = Options();
   options.batch_policy = Dynamic(4, Duration::zero());
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("first", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));

@@ -28,22 +28,20 @@ using testing::kHangTimeout;
 using testing::MakeRequest;
 using testing::Ns;
 using testing::Options;
+using testing::SchedulerFixture;
 using testing::TestConfig;
 using testing::WithPriority;
 using testing::WithTimeout;
 
 // --- queue policy ---------------------------------------------------------------------------
 
-TEST(SchedulerTest, FullQueueRefusesSynchronouslyWithResourceExhausted) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+using QueuePolicyTest = SchedulerFixture;
+
+TEST_F(QueuePolicyTest, FullQueueRefusesSynchronouslyWithResourceExhausted) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  SchedulerOptions options = Options("mlp:2");
+  options = Options("mlp:2");
   options.queue.max_queue_size = 2;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -75,17 +73,10 @@ TEST(SchedulerTest, FullQueueRefusesSynchronouslyWithResourceExhausted) {
   EXPECT_TRUE(completions.Of("later").status.ok());
 }
 
-TEST(SchedulerTest, ExpiredRequestGetsDeadlineExceededAndNeverRuns) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, ExpiredRequestGetsDeadlineExceededAndNeverRuns) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.time = &time;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -115,16 +106,10 @@ TEST(SchedulerTest, ExpiredRequestGetsDeadlineExceededAndNeverRuns) {
 
 // Waits are in the time source's terms: an hour's batch delay ends as soon as the fake time
 // passes it (it used to be waited out as an hour of real time).
-TEST(SchedulerTest, BatchDelayEndsWhenTheTimeSourcePassesIt) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
+TEST_F(QueuePolicyTest, BatchDelayEndsWhenTheTimeSourcePassesIt) {
   options.time = &time;
   options.batch_policy = Dynamic(8, std::chrono::hours(1));
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   const TimePoint start = time.Now();
   scheduler.Enqueue(MakeRequest("alone", {1.0f}, completions));
@@ -137,17 +122,10 @@ TEST(SchedulerTest, BatchDelayEndsWhenTheTimeSourcePassesIt) {
 }
 
 // The deadline watcher, too, waits in the time source's terms.
-TEST(SchedulerTest, AnHourLongDeadlinePassesWhenTheTimeSourcePassesIt) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, AnHourLongDeadlinePassesWhenTheTimeSourcePassesIt) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.time = &time;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -162,17 +140,10 @@ TEST(SchedulerTest, AnHourLongDeadlinePassesWhenTheTimeSourcePassesIt) {
   ASSERT_TRUE(completions.WaitFor(2));
 }
 
-TEST(SchedulerTest, ExpiredRequestIsAnsweredWhileEveryInstanceIsBusy) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, ExpiredRequestIsAnsweredWhileEveryInstanceIsBusy) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.time = &time;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -189,18 +160,11 @@ TEST(SchedulerTest, ExpiredRequestIsAnsweredWhileEveryInstanceIsBusy) {
   EXPECT_EQ(model.calls(), 1);
 }
 
-TEST(SchedulerTest, ExpiredRequestGetsResourceExhaustedWhenTimeoutStatusIs429) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, ExpiredRequestGetsResourceExhaustedWhenTimeoutStatusIs429) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.time = &time;
   options.queue.timeout_code = absl::StatusCode::kResourceExhausted;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -216,18 +180,11 @@ TEST(SchedulerTest, ExpiredRequestGetsResourceExhaustedWhenTimeoutStatusIs429) {
   EXPECT_EQ(model.calls(), 1);
 }
 
-TEST(SchedulerTest, QueueDefaultTimeoutAppliesToRequestsWithoutTheirOwn) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, QueueDefaultTimeoutAppliesToRequestsWithoutTheirOwn) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
   options.time = &time;
   options.queue.default_timeout_us = 5000;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -243,16 +200,10 @@ TEST(SchedulerTest, QueueDefaultTimeoutAppliesToRequestsWithoutTheirOwn) {
   EXPECT_TRUE(completions.Of("own").status.ok());
 }
 
-TEST(SchedulerTest, RequestExpiresWhileWaitingForABatchToFill) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  ModelStats stats;
-  Completions completions;
-  FakeTimeSource time;
-  SchedulerOptions options = Options();
+TEST_F(QueuePolicyTest, RequestExpiresWhileWaitingForABatchToFill) {
   options.time = &time;
   options.batch_policy = Dynamic(8, std::chrono::hours(1));
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   // The idle instance waits for the earlier of the batch delay and the deadline.
   scheduler.Enqueue(WithTimeout(MakeRequest("late", {1.0f}, completions), milliseconds(1)));
@@ -265,16 +216,10 @@ TEST(SchedulerTest, RequestExpiresWhileWaitingForABatchToFill) {
 
 // --- priorities and ordering ----------------------------------------------------------------
 
-TEST(SchedulerTest, HigherPriorityRequestQueuedLaterRunsFirst) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, HigherPriorityRequestQueuedLaterRunsFirst) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  SchedulerOptions options = Options();
   options.queue.priority_levels = 2;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -291,17 +236,11 @@ TEST(SchedulerTest, HigherPriorityRequestQueuedLaterRunsFirst) {
   }
 }
 
-TEST(SchedulerTest, DefaultPriorityLevelFromTheQueueConfig) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, DefaultPriorityLevelFromTheQueueConfig) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  SchedulerOptions options = Options();
   options.queue.priority_levels = 3;
   options.queue.default_priority_level = 2;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   scheduler.Enqueue(MakeRequest("running", {0.0f}, completions));
   ASSERT_TRUE(model.first_entered.WaitWithTimeout(kHangTimeout));
@@ -316,16 +255,10 @@ TEST(SchedulerTest, DefaultPriorityLevelFromTheQueueConfig) {
 
 // A tenant's default priority (InferRequest::fallback_priority, auth/tenant.h) applies to
 // requests that set none, is clamped to the model's levels, and never beats an explicit one.
-TEST(SchedulerTest, FallbackPriorityAppliesOnlyWithoutAnExplicitPriority) {
-  const ModelConfig config = TestConfig();
-  FakeModel model;
-  Event gate;
+TEST_F(QueuePolicyTest, FallbackPriorityAppliesOnlyWithoutAnExplicitPriority) {
   model.BlockOn(&gate);
-  ModelStats stats;
-  Completions completions;
-  SchedulerOptions options = Options();
   options.queue.priority_levels = 2;
-  Scheduler scheduler(options, &config, &model, &stats);
+  Scheduler& scheduler = Start();
 
   auto with_fallback = [](std::unique_ptr<InferRequest> request, int fallback) {
     request->fallback_priority = fallback;

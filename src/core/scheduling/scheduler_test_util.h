@@ -23,6 +23,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "common/fake_time_source.h"
 #include "common/mutex.h"
 #include "core/scheduling/scheduler.h"
 #include "gtest/gtest.h"
@@ -298,6 +299,29 @@ inline std::vector<float> Doubled(std::vector<float> values) {
 inline int64_t Ns(Duration d) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
 }
+
+// What most scheduler tests set up, for TEST_F (through an alias named for the file's
+// topic): a TestConfig() model on a FakeModel, its statistics and completions, a fake clock
+// and default options. Each test adjusts `options` (and blocks the model on `gate` when it
+// needs the instance busy) before Start().
+class SchedulerFixture : public ::testing::Test {
+ protected:
+  Scheduler& Start() {
+    scheduler_.emplace(options, &config, &model, &stats);
+    return *scheduler_;
+  }
+
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  Event gate;
+  ModelStats stats;
+  Completions completions;
+  FakeTimeSource time;
+  SchedulerOptions options = Options();
+
+ private:
+  std::optional<Scheduler> scheduler_;  // last: stopped before what it uses goes
+};
 
 }  // namespace inferd::testing
 
