@@ -12,6 +12,11 @@ using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using Duration = Clock::duration;
 
+// `d` in (fractional) milliseconds, for measurements people read.
+inline double ToMilliseconds(Duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
 class TimeSource {
  public:
   virtual ~TimeSource() = default;

@@ -393,6 +393,16 @@ Shape ModelConfig::ExampleShape(const TensorSpec& spec, int64_t batch) const {
   return shape;
 }
 
+absl::StatusOr<std::vector<Tensor>> ModelConfig::ExampleInputs(int64_t batch) const {
+  std::vector<Tensor> tensors;
+  tensors.reserve(inputs.size());
+  for (const TensorSpec& spec : inputs) {
+    ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(spec.datatype, ExampleShape(spec, batch)));
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
 const TensorSpec* ModelConfig::FindInput(std::string_view input_name) const {
   for (const TensorSpec& spec : inputs) {
     if (spec.name == input_name) return &spec;

@@ -107,6 +107,9 @@ struct ModelConfig {
   // A concrete shape for synthetic inputs (warm-up, tuning): `batch` rows, variable
   // dimensions 1.
   Shape ExampleShape(const TensorSpec& spec, int64_t batch) const;
+  // One zero tensor of ExampleShape per input, in config order: what warm-up, batch tuning
+  // and the intra-op probe run.
+  absl::StatusOr<std::vector<Tensor>> ExampleInputs(int64_t batch) const;
 
   const TensorSpec* FindInput(std::string_view input_name) const;
   const TensorSpec* FindOutput(std::string_view output_name) const;

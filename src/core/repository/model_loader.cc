@@ -114,11 +114,7 @@ std::string DescribeBatching(const ModelConfig& config, const BatchPolicy& polic
 }  // namespace
 
 absl::Status WarmUpAndCheckOutputs(const ModelConfig& config, BackendModel& model) {
-  std::vector<Tensor> inputs;
-  for (const TensorSpec& spec : config.inputs) {
-    ASSIGN_OR_RETURN(Tensor input, Tensor::Allocate(spec.datatype, config.ExampleShape(spec, 1)));
-    inputs.push_back(std::move(input));
-  }
+  ASSIGN_OR_RETURN(const std::vector<Tensor> inputs, config.ExampleInputs(1));
   absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
   if (!outputs.ok()) {
     return absl::Status(outputs.status().code(),

@@ -41,16 +41,9 @@ bool IsSmallOnFewCores(int threads, const BatchSizeMeasurement& m, int cores) {
   return threads == 1 && cores <= kFewCores && m.latency_ms < kSmallRunMs;
 }
 
-double Milliseconds(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
 absl::StatusOr<double> MedianLatencyMs(const ModelConfig& config, BackendModel& model,
                                        const TimeSource& time, int64_t batch) {
-  std::vector<Tensor> inputs;
-  for (const TensorSpec& spec : config.inputs) {
-    ASSIGN_OR_RETURN(Tensor input,
-                     Tensor::Allocate(spec.datatype, config.ExampleShape(spec, batch)));
-    inputs.push_back(std::move(input));
-  }
+  ASSIGN_OR_RETURN(const std::vector<Tensor> inputs, config.ExampleInputs(batch));
   // Untimed: the first run at a new shape pays for allocation and graph specialisation; a
   // second one settles caches, unless a run is slow enough that one timed run is telling.
   const TimePoint first = time.Now();
@@ -65,7 +58,7 @@ absl::StatusOr<double> MedianLatencyMs(const ModelConfig& config, BackendModel& 
   while (latencies.size() < min_runs || (latencies.size() < kMaxRuns && time.Now() < budget_end)) {
     const TimePoint start = time.Now();
     RETURN_IF_ERROR(model.Execute(inputs).status());
-    latencies.push_back(Milliseconds(time.Now() - start));
+    latencies.push_back(ToMilliseconds(time.Now() - start));
   }
   std::sort(latencies.begin(), latencies.end());
   return latencies[latencies.size() / 2];

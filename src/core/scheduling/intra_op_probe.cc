@@ -16,16 +16,9 @@ namespace {
 constexpr int kMaxTimedRuns = 5;
 constexpr double kProbeBudgetMs = 50;
 
-double Milliseconds(Duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
 absl::StatusOr<IntraOpRun> TimeFastestRun(const ModelConfig& config, BackendModel& model,
                                           const TimeSource& time, int threads, int64_t batch) {
-  std::vector<Tensor> inputs;
-  for (const TensorSpec& spec : config.inputs) {
-    ASSIGN_OR_RETURN(Tensor input,
-                     Tensor::Allocate(spec.datatype, config.ExampleShape(spec, batch)));
-    inputs.push_back(std::move(input));
-  }
+  ASSIGN_OR_RETURN(const std::vector<Tensor> inputs, config.ExampleInputs(batch));
   // Untimed: the first run at a new shape or thread count allocates and specialises.
   RETURN_IF_ERROR(model.Execute(inputs).status());
   IntraOpRun run{.threads = threads, .batch_size = batch, .fastest_ms = 0, .runs = 0};
@@ -33,7 +26,7 @@ absl::StatusOr<IntraOpRun> TimeFastestRun(const ModelConfig& config, BackendMode
   while (run.runs < kMaxTimedRuns) {
     const TimePoint start = time.Now();
     RETURN_IF_ERROR(model.Execute(inputs).status());
-    const double ms = Milliseconds(time.Now() - start);
+    const double ms = ToMilliseconds(time.Now() - start);
     run.fastest_ms = run.runs == 0 ? ms : std::min(run.fastest_ms, ms);
     ++run.runs;
     spent_ms += ms;
