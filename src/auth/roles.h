@@ -2,9 +2,9 @@
 //
 //   inference   infer, model metadata/readiness/config, server metadata
 //   monitoring  read-only server-wide views: /metrics, the dashboard, statistics, GET logging
-//               settings, GET traffic rules
-//   management  changes: load, unload, POST traffic, POST logging, repository index;
-//               implies monitoring
+//               settings, GET traffic rules, shared-memory status
+//   management  changes: load, unload, POST traffic, POST logging, repository index,
+//               registering and unregistering shared memory; implies monitoring
 //
 // Health (live/ready) is public: load balancers probe it without credentials.
 #ifndef INFERD_AUTH_ROLES_H_

@@ -34,6 +34,7 @@
 #include "server/stop_signals.h"
 #include "server/tls_files.h"
 #include "server/version.h"
+#include "shm/shared_memory_registry.h"
 
 namespace inferd {
 namespace {
@@ -138,6 +139,9 @@ int Run(const ServerOptions& options) {
 
   std::atomic<bool> draining{false};
   InferencePath inference(&models, options.default_model);
+  // One tensor read out of shared memory is bounded as one request body is.
+  SharedMemoryRegistry shared_memory(
+      SharedMemoryLimits{.max_tensor_bytes = options.max_request_bytes});
   HttpRouter router(HandlerContext{.inference = &inference,
                                    .models = &models,
                                    .server_version = std::string(kInferdVersion),
@@ -145,7 +149,8 @@ int Run(const ServerOptions& options) {
                                    .metrics = &metrics,
                                    .recent_errors = &recent_errors,
                                    .dashboard = dashboard.get(),
-                                   .access = access->policy.get()});
+                                   .access = access->policy.get(),
+                                   .shared_memory = &shared_memory});
   // gRPC first: once HTTP answers ready, both protocols are served.
   GrpcServer grpc_server(
       GrpcServerOptions{.host = options.host,
@@ -159,7 +164,8 @@ int Run(const ServerOptions& options) {
                   .server_version = std::string(kInferdVersion),
                   .draining = &draining,
                   .recorder = &recorder,
-                  .access = access->policy.get()});
+                  .access = access->policy.get(),
+                  .shared_memory = &shared_memory});
   if (absl::Status started = grpc_server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;

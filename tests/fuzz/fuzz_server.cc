@@ -190,7 +190,8 @@ FuzzServer::FuzzServer() {
   router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
                                                         .models = models_.get(),
                                                         .server_version = "fuzz",
-                                                        .draining = &draining});
+                                                        .draining = &draining,
+                                                        .shared_memory = &shared_memory_});
 }
 
 HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string_view query,
@@ -218,6 +219,7 @@ HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string
 
 void FuzzServer::Restore() {
   SilenceLogs();
+  shared_memory_.UnregisterAll();
   if (absl::StatusOr<TrafficRules> rules = models_->GetTrafficRules("canary");
       !rules.ok() || *rules != TrafficRules{}) {
     (void)models_->SetTrafficRules("canary", TrafficRules{});

@@ -25,6 +25,7 @@
 #include "core/repository/model_manager.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/router.h"
+#include "shm/shared_memory_registry.h"
 
 namespace inferd::fuzz {
 
@@ -41,7 +42,8 @@ class FuzzServer {
 
   // Undoes what a request may have changed, so every input starts from the same state (a
   // finding must reproduce from its input alone): clears the canary's traffic rules, loads
-  // again every model that is not ready, and turns logging back off.
+  // again every model that is not ready, unregisters shared memory, and turns logging back
+  // off.
   void Restore();
 
   ModelManager& models() { return *models_; }
@@ -54,6 +56,8 @@ class FuzzServer {
   std::unique_ptr<ModelManager> models_;
   // What every frontend submits through (main.cc builds the same one).
   std::unique_ptr<InferencePath> inference_;
+  // Shared-memory regions a fuzz input registers (Restore unregisters them).
+  SharedMemoryRegistry shared_memory_{SharedMemoryLimits{.max_regions = 8}};
   std::unique_ptr<HttpRouter> router_;
 };
 

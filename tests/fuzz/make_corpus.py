@@ -139,6 +139,18 @@ def main() -> None:
         "label": "POST /v1/models/canary/labels/stable:predict\n\n" + j({"inputs": [1, 2]}),
         "timeout-header": "POST /v2/models/fp32/infer\nInference-Timeout-Us: 5000\n\n"
                           + bodies["fp32"],
+        "shm-register": "POST /v2/systemsharedmemory/region/r/register\n\n"
+                        + j({"key": "/inferd_fuzz_region", "offset": 0, "byte_size": 64}),
+        "shm-status": "GET /v2/systemsharedmemory/region/r/status",
+        "shm-unregister": "POST /v2/systemsharedmemory/unregister",
+        "shm-cuda": "POST /v2/cudasharedmemory/region/c/register\n\n"
+                    + j({"raw_handle": {"b64": "AA=="}, "device_id": 0, "byte_size": 4}),
+        "shm-infer": "POST /v2/models/fp32/infer\n\n" + j({"inputs": [
+            {"name": "x", "datatype": "FP32", "shape": [2, 3],
+             "parameters": {"shared_memory_region": "r", "shared_memory_byte_size": 24,
+                            "shared_memory_offset": 8}}],
+            "outputs": [{"name": "y", "parameters": {"shared_memory_region": "r",
+                                                     "shared_memory_byte_size": 24}}]}),
     }.items():
         write("router_fuzzer", name, request + ("\n" if "\n" not in request else ""))
 

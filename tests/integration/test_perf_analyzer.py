@@ -1,7 +1,8 @@
 """Triton's perf_analyzer (the one in the tritonclient 2.51.0 wheel, installed into
 build/perf-venv by scripts/setup-perf-analyzer) against inferd over HTTP with JSON and binary
-tensors and over gRPC. It reads the model's metadata and config first (GET
-/v2/models/M/config over HTTP), so this is the test that a Triton user's first tool works.
+tensors, over gRPC, and with the tensors in system shared memory over both. It reads the
+model's metadata and config first (GET /v2/models/M/config over HTTP), so this is the test
+that a Triton user's first tool works.
 Short windows: it checks the tool runs, it is not a benchmark (bench/peers/ is)."""
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def inference_count(server, model: str) -> int:
 
 
 @pytest.mark.parametrize("protocol,tensor_format", [("http", "json"), ("http", "binary"),
-                                                    ("grpc", "binary")])
+                                                    ("grpc", "binary"), ("http", "shm"),
+                                                    ("grpc", "shm")])
 def test_perf_analyzer_runs_against_inferd(demo_server, perf_analyzer, tmp_path, protocol,
                                            tensor_format):
     before = inference_count(demo_server, "mlp_scorer")
@@ -39,7 +41,11 @@ def test_perf_analyzer_runs_against_inferd(demo_server, perf_analyzer, tmp_path,
            # The CI machine is shared and noisy: accept any three windows as stable (this
            # checks the tool runs, not the numbers).
            "--stability-percentage", "999", "--max-trials", "10", "-f", str(report)]
-    if protocol == "http":
+    if tensor_format == "shm":
+        # Inputs and outputs in system shared memory, which perf_analyzer registers with the
+        # server (and unregisters, CUDA regions included, before and after).
+        cmd += ["--shared-memory", "system"]
+    elif protocol == "http":
         cmd += ["--input-tensor-format", tensor_format, "--output-tensor-format", tensor_format]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr

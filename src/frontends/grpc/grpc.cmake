@@ -36,7 +36,7 @@ add_library(inferd_grpc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/grpc_service.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_status.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_stream_infer.cc)
-target_link_libraries(inferd_grpc PUBLIC inferd_core inferd_auth inferd_observability
+target_link_libraries(inferd_grpc PUBLIC inferd_core inferd_auth inferd_observability inferd_shm
   inferd_grpc_proto PRIVATE simdjson::simdjson)
 
 target_link_libraries(inferd PRIVATE inferd_grpc)

@@ -9,6 +9,7 @@
 #include "core/inference_path.h"
 #include "core/repository/model_manager.h"
 #include "observability/request_recorder.h"
+#include "shm/shared_memory_registry.h"
 
 namespace inferd {
 
@@ -24,6 +25,8 @@ struct GrpcContext {
   RequestRecorder* recorder = nullptr;
   // Who may call what (frontends/grpc/grpc_access.h); null: everyone may call everything.
   const AccessPolicy* access = nullptr;
+  // The system shared-memory regions clients registered; null: the extension is off.
+  SharedMemoryRegistry* shared_memory = nullptr;
 };
 
 }  // namespace inferd

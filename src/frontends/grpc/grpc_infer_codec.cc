@@ -129,10 +129,56 @@ absl::StatusOr<std::optional<int64_t>> IntegerParameter(const inference::ModelIn
       StrCat("parameter '", name, "' must be a non-negative int64_param or uint64_param"));
 }
 
+using Parameters = google::protobuf::Map<std::string, inference::InferParameter>;
+
+// A non-negative integer tensor parameter (int64_param or uint64_param), if present.
+absl::StatusOr<std::optional<uint64_t>> UnsignedParameter(const Parameters& parameters,
+                                                          const std::string& name,
+                                                          std::string_view what) {
+  auto it = parameters.find(name);
+  if (it == parameters.end()) return std::nullopt;
+  const inference::InferParameter& p = it->second;
+  if (p.parameter_choice_case() == inference::InferParameter::kInt64Param && p.int64_param() >= 0) {
+    return static_cast<uint64_t>(p.int64_param());
+  }
+  if (p.parameter_choice_case() == inference::InferParameter::kUint64Param) {
+    return p.uint64_param();
+  }
+  return absl::InvalidArgumentError(
+      StrCat(what, ": '", name, "' must be a non-negative int64_param or uint64_param"));
+}
+
+// A tensor's shared-memory parameters, if it has them: "shared_memory_region" (string_param)
+// and "shared_memory_byte_size" together, "shared_memory_offset" optional.
+absl::StatusOr<std::optional<SharedMemoryParameters>> SharedMemoryOf(const Parameters& parameters,
+                                                                     std::string_view what) {
+  auto region = parameters.find("shared_memory_region");
+  ASSIGN_OR_RETURN(std::optional<uint64_t> byte_size,
+                   UnsignedParameter(parameters, "shared_memory_byte_size", what));
+  if (region == parameters.end() && !byte_size) return std::nullopt;
+  if (region == parameters.end() ||
+      region->second.parameter_choice_case() != inference::InferParameter::kStringParam ||
+      !byte_size) {
+    return absl::InvalidArgumentError(
+        StrCat(what,
+               ": shared memory needs both 'shared_memory_region' (a string_param) and "
+               "'shared_memory_byte_size'"));
+  }
+  ASSIGN_OR_RETURN(std::optional<uint64_t> offset,
+                   UnsignedParameter(parameters, "shared_memory_offset", what));
+  return SharedMemoryParameters{region->second.string_param(), offset.value_or(0), *byte_size};
+}
+
+absl::Status SharedMemoryOff(std::string_view what) {
+  return absl::InvalidArgumentError(
+      StrCat(what, ": names a shared-memory region, but shared memory is not available here"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request) {
+    const inference::ModelInferRequest& request, const SharedMemoryRegistry* shared_memory,
+    SharedMemoryOutputs* shared_memory_outputs) {
   auto decoded = std::make_unique<InferRequest>();
   decoded->id = request.id();
   ASSIGN_OR_RETURN(std::optional<int64_t> priority, IntegerParameter(request, "priority"));
@@ -141,12 +187,23 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
   if (timeout) decoded->timeout_us = *timeout;
 
   if (request.inputs_size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
-  const bool raw = request.raw_input_contents_size() > 0;
-  if (raw && request.raw_input_contents_size() != request.inputs_size()) {
-    return absl::InvalidArgumentError(StrCat(
-        "raw_input_contents has ", request.raw_input_contents_size(), " entries but there are ",
-        request.inputs_size(), " inputs: send one raw entry per input, or none and use contents"));
+  // Inputs in shared memory have no raw entry: the entries belong to the others, in order.
+  std::vector<std::optional<SharedMemoryParameters>> shared(request.inputs_size());
+  int in_band = 0;
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    ASSIGN_OR_RETURN(shared[i], SharedMemoryOf(request.inputs(i).parameters(),
+                                               StrCat("input '", request.inputs(i).name(), "'")));
+    if (!shared[i]) ++in_band;
   }
+  const bool raw = request.raw_input_contents_size() > 0;
+  if (raw && request.raw_input_contents_size() != in_band) {
+    return absl::InvalidArgumentError(
+        StrCat("raw_input_contents has ", request.raw_input_contents_size(),
+               " entries but there are ", in_band,
+               " inputs not in shared memory: send one raw entry per such input, or none and "
+               "use contents"));
+  }
+  int raw_index = 0;
   for (int i = 0; i < request.inputs_size(); ++i) {
     const InputTensor& input = request.inputs(i);
     const std::string what = StrCat("input '", input.name(), "'");
@@ -162,22 +219,44 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
             StrCat(what, ": shape ", ShapeToString(shape), " has a negative dimension"));
       }
     }
+    if (shared[i]) {
+      if (input.has_contents()) {
+        return absl::InvalidArgumentError(
+            StrCat(what, ": has both contents and shared-memory parameters; send one"));
+      }
+      if (shared_memory == nullptr) return SharedMemoryOff(what);
+      ASSIGN_OR_RETURN(SharedMemorySlice slice, shared_memory->Slice(*shared[i], what));
+      ASSIGN_OR_RETURN(Tensor tensor,
+                       shared_memory->ReadTensor(slice, *type, std::move(shape), what));
+      decoded->inputs.push_back(NamedTensor{input.name(), std::move(tensor)});
+      continue;
+    }
     if (raw && input.has_contents()) {
       return absl::InvalidArgumentError(
           StrCat(what, ": has both contents and raw_input_contents; send one"));
     }
     absl::StatusOr<Tensor> tensor =
-        raw ? FromRaw(request.raw_input_contents(i), *type, std::move(shape), what)
+        raw ? FromRaw(request.raw_input_contents(raw_index++), *type, std::move(shape), what)
             : FromContents(input, *type, std::move(shape), what);
     if (!tensor.ok()) return tensor.status();
     decoded->inputs.push_back(NamedTensor{input.name(), *std::move(tensor)});
   }
-  for (const auto& output : request.outputs()) decoded->requested_outputs.push_back(output.name());
+  for (const auto& output : request.outputs()) {
+    decoded->requested_outputs.push_back(output.name());
+    const std::string what = StrCat("output '", output.name(), "'");
+    ASSIGN_OR_RETURN(std::optional<SharedMemoryParameters> parameters,
+                     SharedMemoryOf(output.parameters(), what));
+    if (!parameters) continue;
+    if (shared_memory == nullptr || shared_memory_outputs == nullptr) return SharedMemoryOff(what);
+    ASSIGN_OR_RETURN(SharedMemorySlice slice, shared_memory->Slice(*parameters, what));
+    shared_memory_outputs->Add(output.name(), std::move(slice));
+  }
   return decoded;
 }
 
 void EncodeGrpcInferResponse(std::string_view model_name, int64_t version, std::string_view id,
-                             const InferResponse& response, inference::ModelInferResponse* out) {
+                             const InferResponse& response, inference::ModelInferResponse* out,
+                             const SharedMemoryOutputs* shared_memory) {
   out->set_model_name(std::string(model_name));
   out->set_model_version(std::to_string(version));
   out->set_id(std::string(id));
@@ -186,6 +265,16 @@ void EncodeGrpcInferResponse(std::string_view model_name, int64_t version, std::
     tensor->set_name(output.name);
     tensor->set_datatype(std::string(DataTypeName(output.tensor.type())));
     for (int64_t dim : output.tensor.shape()) tensor->add_shape(dim);
+    const SharedMemorySlice* slice =
+        shared_memory != nullptr ? shared_memory->Find(output.name) : nullptr;
+    if (slice != nullptr) {
+      auto& parameters = *tensor->mutable_parameters();
+      parameters["shared_memory_region"].set_string_param(slice->region->info().name);
+      parameters["shared_memory_byte_size"].set_int64_param(
+          static_cast<int64_t>(output.tensor.byte_size()));
+      out->add_raw_output_contents();
+      continue;
+    }
     out->add_raw_output_contents()->assign(reinterpret_cast<const char*>(output.tensor.data()),
                                            output.tensor.byte_size());
   }

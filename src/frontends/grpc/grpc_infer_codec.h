@@ -14,18 +14,26 @@
 #include "absl/status/statusor.h"
 #include "core/infer_request.h"
 #include "inference_service.pb.h"
+#include "shm/shared_memory_registry.h"
 
 namespace inferd {
 
 // Decodes the tensors, requested outputs and the "priority" / "timeout" parameters (no
 // on_complete). The tensors own copies of their bytes, so `request` may be freed before the
-// model runs. Errors are InvalidArgument and name the input.
+// model runs. Errors are InvalidArgument and name the input (NotFound for an unregistered
+// shared-memory region). Inputs and requested outputs with "shared_memory_region"
+// parameters use `shared_memory` (null: refused); the outputs go to `shared_memory_outputs`.
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request);
+    const inference::ModelInferRequest& request,
+    const SharedMemoryRegistry* shared_memory = nullptr,
+    SharedMemoryOutputs* shared_memory_outputs = nullptr);
 
-// Fills `out` with the outputs of a successful `response`.
+// Fills `out` with the outputs of a successful `response`. Outputs in `shared_memory`
+// (written there already) get an empty raw entry, keeping the entries in output order, and
+// parameters naming their region and size.
 void EncodeGrpcInferResponse(std::string_view model_name, int64_t version, std::string_view id,
-                             const InferResponse& response, inference::ModelInferResponse* out);
+                             const InferResponse& response, inference::ModelInferResponse* out,
+                             const SharedMemoryOutputs* shared_memory = nullptr);
 
 // "" -> nullopt (the highest ready version); "3" -> 3; anything else InvalidArgument.
 absl::StatusOr<std::optional<int64_t>> ParseGrpcVersion(std::string_view version);

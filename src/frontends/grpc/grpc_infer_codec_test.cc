@@ -5,6 +5,7 @@
 #include "core/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "shm/testing/shm_object.h"
 
 namespace inferd {
 namespace {
@@ -111,6 +112,53 @@ TEST(GrpcInferCodecTest, EncodesRawOutputs) {
   EXPECT_EQ(encoded.outputs(0).datatype(), "INT32");
   ASSERT_EQ(encoded.raw_output_contents(0).size(), 8u);
   EXPECT_EQ(encoded.raw_output_contents(0)[4], 7);
+}
+
+TEST(GrpcInferCodecTest, SharedMemoryInputsHaveNoRawEntryAndOutputsKeepTheirPlace) {
+  testing::ShmObject object(32);
+  object.WriteValues<int32_t>(4, {5, 6});
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("io", object.key(), 0, 32).ok());
+  inference::ModelInferRequest request = OneInput("INT32", {2});
+  auto& shm = *request.mutable_inputs(0)->mutable_parameters();
+  shm["shared_memory_region"].set_string_param("io");
+  shm["shared_memory_byte_size"].set_int64_param(8);
+  shm["shared_memory_offset"].set_int64_param(4);
+  auto* second = request.add_inputs();
+  second->set_name("w");
+  second->set_datatype("INT32");
+  second->add_shape(1);
+  const int32_t w = 9;
+  request.add_raw_input_contents()->assign(reinterpret_cast<const char*>(&w), 4);
+  auto* y = request.add_outputs();
+  y->set_name("y");
+  (*y->mutable_parameters())["shared_memory_region"].set_string_param("io");
+  (*y->mutable_parameters())["shared_memory_byte_size"].set_uint64_param(8);
+  (*y->mutable_parameters())["shared_memory_offset"].set_int64_param(16);
+  request.add_outputs()->set_name("z");
+
+  SharedMemoryOutputs outputs;
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
+      DecodeGrpcInferRequest(request, &registry, &outputs);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ((*decoded)->inputs.size(), 2u);
+  EXPECT_EQ((*decoded)->inputs[0].tensor.data_as<int32_t>()[1], 6);
+  EXPECT_EQ((*decoded)->inputs[1].tensor.data_as<int32_t>()[0], 9);
+  ASSERT_NE(outputs.Find("y"), nullptr);
+  EXPECT_EQ(outputs.Find("y")->offset, 16u);
+
+  InferResponse response;
+  response.outputs.push_back({"y", Tensor::Allocate(DataType::kInt32, {2}).value()});
+  response.outputs.push_back({"z", Tensor::Allocate(DataType::kInt32, {1}).value()});
+  inference::ModelInferResponse encoded;
+  EncodeGrpcInferResponse("m", 1, "", response, &encoded, &outputs);
+  ASSERT_EQ(encoded.raw_output_contents_size(), 2);
+  EXPECT_TRUE(encoded.raw_output_contents(0).empty());
+  EXPECT_EQ(encoded.raw_output_contents(1).size(), 4u);
+  EXPECT_EQ(encoded.outputs(0).parameters().at("shared_memory_region").string_param(), "io");
+
+  // Without the registry the same request is refused, and says why.
+  EXPECT_THAT(ErrorOf(request), HasSubstr("not available"));
 }
 
 }  // namespace

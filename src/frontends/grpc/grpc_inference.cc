@@ -47,15 +47,22 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   if (auto config = ctx.inference->ConfigFor(request.model_name()); !config.ok()) {
     return fail(config.status());
   }
-  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
+  SharedMemoryOutputs shared_outputs;
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
+      DecodeGrpcInferRequest(request, ctx.shared_memory, &shared_outputs);
   if (!decoded.ok()) return fail(decoded.status());
   (*decoded)->fallback_priority = tenant_priority;
 
   InferCallbacks callbacks;
   callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),
+                    shared_outputs = std::move(shared_outputs),
                     done = std::move(done)](const ServedModel* model, InferResponse answer) {
+    if (model != nullptr && answer.status.ok() && !shared_outputs.empty()) {
+      answer.status = shared_outputs.WriteAll(answer);
+    }
     if (model != nullptr && answer.status.ok()) {
-      EncodeGrpcInferResponse(model->name(), model->version(), reply_id, answer, response);
+      EncodeGrpcInferResponse(model->name(), model->version(), reply_id, answer, response,
+                              &shared_outputs);
     }
     Record(recorder, id, received, model, answer.status, answer.batch_size);
     done(answer.status);

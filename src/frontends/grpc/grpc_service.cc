@@ -31,6 +31,10 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context, const abs
 
 RouteAccess ForModel(const std::string& name) { return RouteAccess::ForModel(name); }
 
+absl::Status SharedMemoryDisabled() {
+  return absl::UnimplementedError("shared memory is not enabled on this server");
+}
+
 // A stream refused before its first message.
 class RefusedStream final : public grpc::ServerBidiReactor<inference::ModelInferRequest,
                                                            inference::ModelStreamInferResponse> {
@@ -108,6 +112,7 @@ grpc::ServerUnaryReactor* InferenceService::ServerMetadata(
   response->add_extensions("model_repository");
   response->add_extensions("statistics");
   response->add_extensions("binary_tensor_data");
+  if (ctx_.shared_memory != nullptr) response->add_extensions("system_shared_memory");
   return Finish(context, absl::OkStatus(), grant);
 }
 
@@ -246,6 +251,104 @@ grpc::ServerUnaryReactor* InferenceService::RepositoryModelUnload(
     return Finish(context, allowed);
   }
   return Finish(context, ctx_.models->Unload(request->model_name()), grant);
+}
+
+absl::Status InferenceService::Allow(grpc::CallbackServerContext* context, Access access,
+                                     AccessGrant* grant) const {
+  return CheckGrpcAccess(ctx_, context, RouteAccess::Of(access), grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::SystemSharedMemoryStatusRequest* request,
+    inference::SystemSharedMemoryStatusResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kMonitoring, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
+  std::vector<SharedMemoryRegionInfo> regions;
+  if (request->name().empty()) {
+    regions = ctx_.shared_memory->Status();
+  } else {
+    absl::StatusOr<SharedMemoryRegionInfo> region = ctx_.shared_memory->Status(request->name());
+    if (!region.ok()) return Finish(context, region.status(), grant);
+    regions.push_back(*std::move(region));
+  }
+  for (const SharedMemoryRegionInfo& region : regions) {
+    auto& status = (*response->mutable_regions())[region.name];
+    status.set_name(region.name);
+    status.set_key(region.key);
+    status.set_offset(region.offset);
+    status.set_byte_size(region.byte_size);
+  }
+  return Finish(context, absl::OkStatus(), grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
+    grpc::CallbackServerContext* context,
+    const inference::SystemSharedMemoryRegisterRequest* request,
+    inference::SystemSharedMemoryRegisterResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kManagement, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
+  // An open and an fstat in /dev/shm (tmpfs): quick enough for a gRPC thread.
+  return Finish(context,
+                ctx_.shared_memory->Register(request->name(), request->key(), request->offset(),
+                                             request->byte_size()),
+                grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
+    grpc::CallbackServerContext* context,
+    const inference::SystemSharedMemoryUnregisterRequest* request,
+    inference::SystemSharedMemoryUnregisterResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kManagement, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
+  if (request->name().empty()) {
+    ctx_.shared_memory->UnregisterAll();
+  } else {
+    ctx_.shared_memory->Unregister(request->name());
+  }
+  return Finish(context, absl::OkStatus(), grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryStatus(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryStatusRequest*,
+    inference::CudaSharedMemoryStatusResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kMonitoring, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  return Finish(context, absl::OkStatus(), grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryRegister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryRegisterRequest*,
+    inference::CudaSharedMemoryRegisterResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kManagement, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  return Finish(context,
+                absl::UnimplementedError(
+                    "CUDA shared memory is not supported: inferd keeps tensors in host memory; "
+                    "register the region as system shared memory instead"),
+                grant);
+}
+
+grpc::ServerUnaryReactor* InferenceService::CudaSharedMemoryUnregister(
+    grpc::CallbackServerContext* context, const inference::CudaSharedMemoryUnregisterRequest*,
+    inference::CudaSharedMemoryUnregisterResponse*) {
+  AccessGrant grant;
+  if (absl::Status allowed = Allow(context, Access::kManagement, &grant); !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  return Finish(context, absl::OkStatus(), grant);  // none can have been registered
 }
 
 }  // namespace inferd

@@ -16,6 +16,7 @@
 #include "frontends/http/static_files.h"
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
+#include "shm/shared_memory_registry.h"
 
 namespace inferd {
 
@@ -33,6 +34,8 @@ struct HandlerContext {
   const StaticFiles* dashboard = nullptr;
   // Who may do what (API keys, roles, tenants); null: everyone may do everything.
   const AccessPolicy* access = nullptr;
+  // The system shared-memory regions clients registered; null: the extension is off.
+  SharedMemoryRegistry* shared_memory = nullptr;
 };
 
 // Turns a successful answer of version `version` of model `name` into the protocol's reply

@@ -9,12 +9,13 @@
 
 namespace inferd {
 
-absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view) {
+absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view,
+                                                 const SharedMemoryRegistry* shared_memory) {
   DecodedInferBody decoded;
+  InferBodyExtensions extensions{.shared_memory = shared_memory, .outputs = &decoded.outputs};
   const std::string_view header = view.Header(kInferenceHeaderLength);
   if (header.empty()) {
-    ASSIGN_OR_RETURN(decoded.request,
-                     DecodeInferRequest(*view.body, nullptr, &decoded.binary_outputs));
+    ASSIGN_OR_RETURN(decoded.request, DecodeInferRequest(*view.body, extensions));
     return decoded;
   }
   uint64_t json_length = 0;
@@ -32,21 +33,28 @@ absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view) {
   auto body = std::make_shared<std::string>(std::move(*view.body));
   std::string json = body->substr(0, json_length);
   BinaryTensorReader binary(body, json_length);
-  ASSIGN_OR_RETURN(decoded.request, DecodeInferRequest(json, &binary, &decoded.binary_outputs));
+  extensions.binary = &binary;
+  ASSIGN_OR_RETURN(decoded.request, DecodeInferRequest(json, extensions));
   RETURN_IF_ERROR(binary.CheckFullyRead());
   return decoded;
 }
 
 HttpReply EncodeInferReply(std::string_view model_name, int64_t version, std::string_view id,
-                           const InferResponse& response, const BinaryOutputs& binary_outputs) {
+                           const InferResponse& response, const OutputDestinations& destinations) {
+  if (!destinations.shared_memory.empty()) {
+    if (absl::Status written = destinations.shared_memory.WriteAll(response); !written.ok()) {
+      return ErrorReply(written);
+    }
+  }
   std::string binary;
   HttpReply reply{200,
-                  EncodeInferResponse(model_name, version, id, response, &binary_outputs, &binary),
+                  EncodeInferResponse(model_name, version, id, response, &destinations, &binary),
                   "application/json",
                   {}};
   bool any_binary = false;
   for (const NamedTensor& output : response.outputs) {
-    any_binary = any_binary || binary_outputs.IsBinary(output.name);
+    any_binary = any_binary || (destinations.binary.IsBinary(output.name) &&
+                                destinations.shared_memory.Find(output.name) == nullptr);
   }
   if (any_binary) {
     reply.headers.emplace_back(std::string(kInferenceHeaderLength),

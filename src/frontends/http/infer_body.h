@@ -19,19 +19,22 @@ inline constexpr std::string_view kInferenceHeaderLength = "Inference-Header-Con
 
 struct DecodedInferBody {
   std::unique_ptr<InferRequest> request;
-  BinaryOutputs binary_outputs;
+  OutputDestinations outputs;
 };
 
 // Decodes the body of POST .../infer. With the binary extension the body moves into a
 // shared buffer that the binary input tensors view without copying. InvalidArgument (400)
 // for a header length that is not a number or runs past the body, binary sizes that do not
-// match their shapes or the body, and bytes left over.
-absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view);
+// match their shapes or the body, and bytes left over. Inputs and outputs may name regions of
+// `shared_memory` (null: the shared-memory extension is off).
+absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view,
+                                                 const SharedMemoryRegistry* shared_memory);
 
 // 200 with the JSON response, followed by the binary outputs (and the header giving the JSON's
-// length) when the request asked for any.
+// length) when the request asked for any. Outputs bound for shared memory are written there
+// first; an error writing them is the reply instead.
 HttpReply EncodeInferReply(std::string_view model_name, int64_t version, std::string_view id,
-                           const InferResponse& response, const BinaryOutputs& binary_outputs);
+                           const InferResponse& response, const OutputDestinations& destinations);
 
 }  // namespace inferd
 

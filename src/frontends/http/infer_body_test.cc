@@ -34,7 +34,7 @@ std::string FloatBytes(const std::vector<float>& values) {
 }
 
 std::string ErrorOf(BinaryRequest& request) {
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view, nullptr);
   EXPECT_FALSE(decoded.ok());
   if (decoded.ok()) return "";
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
@@ -46,7 +46,7 @@ constexpr char kTwoFloats[] =
 
 TEST(InferBodyTest, DecodesBinaryInputs) {
   BinaryRequest request(kTwoFloats, FloatBytes({1.5f, -2.0f}));
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view, nullptr);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const Tensor& x = decoded->request->inputs[0].tensor;
   ASSERT_EQ(x.element_count(), 2);
@@ -59,7 +59,7 @@ TEST(InferBodyTest, AlignedBinaryInputIsAViewIntoTheBody) {
   std::string json = kTwoFloats;
   while (json.size() % 8 != 0) json += ' ';
   BinaryRequest request(json, FloatBytes({1.0f, 2.0f}));
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view, nullptr);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const Tensor& x = decoded->request->inputs[0].tensor;
   ASSERT_NE(x.owner(), nullptr);
@@ -75,7 +75,7 @@ TEST(InferBodyTest, DecodesBinaryBytesInput) {
       R"({"inputs":[{"name":"t","datatype":"BYTES","shape":[2],"parameters":{"binary_data_size":)" +
           std::to_string(binary.size()) + "}}]}",
       binary);
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request.view, nullptr);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_THAT(BytesElements(decoded->request->inputs[0].tensor), ElementsAre("hello", ""));
 }
@@ -125,7 +125,7 @@ TEST(InferBodyTest, RejectsBinarySizeWithoutTheHeader) {
   std::string body = kTwoFloats;
   HttpRequestView view;
   view.body = &body;
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(view, nullptr);
   ASSERT_FALSE(decoded.ok());
   EXPECT_THAT(decoded.status().message(), HasSubstr("needs the binary tensor extension"));
 }
@@ -137,10 +137,10 @@ TEST(InferBodyTest, ReadsBinaryOutputChoices) {
           "outputs":[{"name":"a","parameters":{"binary_data":false}},{"name":"b"}]})";
   HttpRequestView view;
   view.body = &body;
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(view);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(view, nullptr);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_FALSE(decoded->binary_outputs.IsBinary("a"));
-  EXPECT_TRUE(decoded->binary_outputs.IsBinary("b"));
+  EXPECT_FALSE(decoded->outputs.binary.IsBinary("a"));
+  EXPECT_TRUE(decoded->outputs.binary.IsBinary("b"));
 }
 
 TEST(InferBodyTest, EncodesBinaryOutputsAfterTheJson) {
@@ -150,9 +150,9 @@ TEST(InferBodyTest, EncodesBinaryOutputsAfterTheJson) {
   out->mutable_data_as<float>()[1] = 4.0f;
   InferResponse response;
   response.outputs.push_back({"y", *out});
-  BinaryOutputs binary;
-  binary.all = true;
-  HttpReply reply = EncodeInferReply("m", 1, "", response, binary);
+  OutputDestinations destinations;
+  destinations.binary.all = true;
+  HttpReply reply = EncodeInferReply("m", 1, "", response, destinations);
   ASSERT_EQ(reply.headers.size(), 1u);
   EXPECT_EQ(reply.headers[0].first, "Inference-Header-Content-Length");
   const size_t json_length = std::stoul(reply.headers[0].second);

@@ -31,6 +31,50 @@ absl::StatusOr<Shape> DecodeShape(object input, std::string_view where) {
   return shape;
 }
 
+// A non-negative integer inside a tensor's "parameters".
+absl::StatusOr<std::optional<uint64_t>> UnsignedParameter(object parameters, std::string_view name,
+                                                          std::string_view where) {
+  element value;
+  if (parameters[name].get(value)) return std::nullopt;
+  uint64_t number;
+  if (value.get(number)) {
+    return absl::InvalidArgumentError(
+        StrCat(where, ": '", name, "' must be a non-negative integer"));
+  }
+  return number;
+}
+
+// A tensor's shared-memory parameters, if it has them: "shared_memory_region" and
+// "shared_memory_byte_size" together, "shared_memory_offset" optional.
+absl::StatusOr<std::optional<SharedMemoryParameters>> SharedMemoryOf(object tensor,
+                                                                     std::string_view where) {
+  element value;
+  object parameters;
+  if (tensor["parameters"].get(value) || value.get(parameters)) return std::nullopt;
+  element region;
+  const bool has_region = !parameters["shared_memory_region"].get(region);
+  ASSIGN_OR_RETURN(std::optional<uint64_t> byte_size,
+                   UnsignedParameter(parameters, "shared_memory_byte_size", where));
+  if (!has_region && !byte_size) return std::nullopt;
+  std::string_view name;
+  if (!has_region || region.get(name) || !byte_size) {
+    return absl::InvalidArgumentError(
+        StrCat(where,
+               ": shared memory needs both 'shared_memory_region' (a string) and "
+               "'shared_memory_byte_size'"));
+  }
+  ASSIGN_OR_RETURN(std::optional<uint64_t> offset,
+                   UnsignedParameter(parameters, "shared_memory_offset", where));
+  return SharedMemoryParameters{std::string(name), offset.value_or(0), *byte_size};
+}
+
+absl::Status SharedMemoryOff(std::string_view where) {
+  return absl::InvalidArgumentError(
+      StrCat(where,
+             ": names a shared-memory region, but shared memory is not available on "
+             "this endpoint"));
+}
+
 // The input's "binary_data_size" parameter, if it has one.
 absl::StatusOr<std::optional<uint64_t>> BinaryDataSize(object input, std::string_view where) {
   element parameters;
@@ -46,7 +90,7 @@ absl::StatusOr<std::optional<uint64_t>> BinaryDataSize(object input, std::string
 }
 
 absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max_elements,
-                                        BinaryTensorReader* binary) {
+                                        const InferBodyExtensions& extensions) {
   std::string where = StrCat("inputs[", index, "]");
   object input;
   if (value.get(input)) return absl::InvalidArgumentError(where + ": must be an object");
@@ -60,8 +104,23 @@ absl::StatusOr<NamedTensor> DecodeInput(element value, size_t index, int64_t max
   }
   ASSIGN_OR_RETURN(Shape shape, DecodeShape(input, where));
   ASSIGN_OR_RETURN(std::optional<uint64_t> binary_size, BinaryDataSize(input, where));
+  ASSIGN_OR_RETURN(std::optional<SharedMemoryParameters> shared, SharedMemoryOf(input, where));
   element data;
   const bool has_data = !input["data"].get(data);
+  if (shared) {
+    if (has_data || binary_size) {
+      return absl::InvalidArgumentError(
+          StrCat(where,
+                 ": has shared-memory parameters and also 'data' or 'binary_data_size'; "
+                 "send one"));
+    }
+    if (extensions.shared_memory == nullptr) return SharedMemoryOff(where);
+    ASSIGN_OR_RETURN(SharedMemorySlice slice, extensions.shared_memory->Slice(*shared, where));
+    ASSIGN_OR_RETURN(Tensor tensor,
+                     extensions.shared_memory->ReadTensor(slice, *type, std::move(shape), where));
+    return NamedTensor{std::string(name), std::move(tensor)};
+  }
+  BinaryTensorReader* binary = extensions.binary;
   if (binary_size) {
     if (has_data) {
       return absl::InvalidArgumentError(
@@ -137,6 +196,39 @@ absl::Status DecodeBinaryOutputDefault(object request, BinaryOutputs& outputs) {
   return absl::OkStatus();
 }
 
+// One entry of "outputs": its name, and where the client wants it sent.
+absl::Status DecodeRequestedOutput(element output, size_t index,
+                                   const InferBodyExtensions& extensions, InferRequest& decoded) {
+  const std::string where = StrCat("outputs[", index, "]");
+  object entry;
+  if (output.get(entry)) return absl::InvalidArgumentError(where + ": must be an object");
+  ASSIGN_OR_RETURN(std::string_view name, GetString(entry, "name", where));
+  decoded.requested_outputs.emplace_back(name);
+  const std::string what = StrCat("output '", name, "'");
+  OutputDestinations* destinations = extensions.outputs;
+  ASSIGN_OR_RETURN(std::optional<SharedMemoryParameters> shared, SharedMemoryOf(entry, what));
+  if (shared) {
+    if (extensions.shared_memory == nullptr || destinations == nullptr) {
+      return SharedMemoryOff(what);
+    }
+    ASSIGN_OR_RETURN(SharedMemorySlice slice, extensions.shared_memory->Slice(*shared, what));
+    destinations->shared_memory.Add(std::string(name), std::move(slice));
+    return absl::OkStatus();
+  }
+  element parameters;
+  object parameter_object;
+  if (destinations != nullptr && !entry["parameters"].get(parameters) &&
+      !parameters.get(parameter_object)) {
+    ASSIGN_OR_RETURN(std::optional<bool> flag, BoolParameter(parameter_object, "binary_data"));
+    if (flag) destinations->binary.per_output.emplace_back(name, *flag);
+  }
+  return absl::OkStatus();
+}
+
+void WriteString(JsonWriter& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
 }  // namespace
 
 bool BinaryOutputs::IsBinary(std::string_view name) const {
@@ -146,9 +238,8 @@ bool BinaryOutputs::IsBinary(std::string_view name) const {
   return all;
 }
 
-absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& body,
-                                                                 BinaryTensorReader* binary,
-                                                                 BinaryOutputs* binary_outputs) {
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(
+    std::string& body, const InferBodyExtensions& extensions) {
   ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(body));
   const element root = json.root();
   object request;
@@ -163,14 +254,15 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
     decoded->id = std::string(text);
   }
   RETURN_IF_ERROR(DecodeParameters(request, *decoded));
-  if (binary_outputs != nullptr)
-    RETURN_IF_ERROR(DecodeBinaryOutputDefault(request, *binary_outputs));
+  if (extensions.outputs != nullptr) {
+    RETURN_IF_ERROR(DecodeBinaryOutputDefault(request, extensions.outputs->binary));
+  }
   ASSIGN_OR_RETURN(simdjson::dom::array inputs, GetArray(request, "inputs", "the request"));
   if (inputs.size() == 0) return absl::InvalidArgumentError("'inputs' is empty");
   const auto max_elements = static_cast<int64_t>(body.size());
   size_t index = 0;
   for (element input : inputs) {
-    ASSIGN_OR_RETURN(NamedTensor tensor, DecodeInput(input, index++, max_elements, binary));
+    ASSIGN_OR_RETURN(NamedTensor tensor, DecodeInput(input, index++, max_elements, extensions));
     decoded->inputs.push_back(std::move(tensor));
   }
   element outputs;
@@ -179,37 +271,26 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodeInferRequest(std::string& bo
     if (outputs.get(list)) return absl::InvalidArgumentError("'outputs' must be an array");
     index = 0;
     for (element output : list) {
-      const std::string where = StrCat("outputs[", index++, "]");
-      object entry;
-      if (output.get(entry)) return absl::InvalidArgumentError(where + ": must be an object");
-      ASSIGN_OR_RETURN(std::string_view name, GetString(entry, "name", where));
-      decoded->requested_outputs.emplace_back(name);
-      element parameters;
-      object parameter_object;
-      if (binary_outputs != nullptr && !entry["parameters"].get(parameters) &&
-          !parameters.get(parameter_object)) {
-        ASSIGN_OR_RETURN(std::optional<bool> flag, BoolParameter(parameter_object, "binary_data"));
-        if (flag) binary_outputs->per_output.emplace_back(name, *flag);
-      }
+      RETURN_IF_ERROR(DecodeRequestedOutput(output, index++, extensions, *decoded));
     }
   }
   return decoded;
 }
 
 std::string EncodeInferResponse(std::string_view model_name, int64_t version, std::string_view id,
-                                const InferResponse& response, const BinaryOutputs* binary,
-                                std::string* binary_data) {
+                                const InferResponse& response,
+                                const OutputDestinations* destinations, std::string* binary_data) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
   writer.StartObject();
   writer.Key("model_name");
-  writer.String(model_name.data(), static_cast<rapidjson::SizeType>(model_name.size()));
+  WriteString(writer, model_name);
   writer.Key("model_version");
   const std::string version_text = std::to_string(version);
   writer.String(version_text.c_str());
   if (!id.empty()) {
     writer.Key("id");
-    writer.String(id.data(), static_cast<rapidjson::SizeType>(id.size()));
+    WriteString(writer, id);
   }
   writer.Key("outputs");
   writer.StartArray();
@@ -218,13 +299,18 @@ std::string EncodeInferResponse(std::string_view model_name, int64_t version, st
     writer.Key("name");
     writer.String(output.name.c_str());
     writer.Key("datatype");
-    const std::string_view type = DataTypeName(output.tensor.type());
-    writer.String(type.data(), static_cast<rapidjson::SizeType>(type.size()));
+    WriteString(writer, DataTypeName(output.tensor.type()));
     writer.Key("shape");
     writer.StartArray();
     for (int64_t dim : output.tensor.shape()) writer.Int64(dim);
     writer.EndArray();
-    if (binary != nullptr && binary_data != nullptr && binary->IsBinary(output.name)) {
+    const SharedMemorySlice* shared =
+        destinations != nullptr ? destinations->shared_memory.Find(output.name) : nullptr;
+    if (shared != nullptr) {
+      // Written to shared memory already: no data and no parameters here (Triton's HTTP
+      // client reads any output "parameters" as the binary extension's).
+    } else if (destinations != nullptr && binary_data != nullptr &&
+               destinations->binary.IsBinary(output.name)) {
       writer.Key("parameters");
       writer.StartObject();
       writer.Key("binary_data_size");

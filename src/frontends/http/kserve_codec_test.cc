@@ -9,6 +9,7 @@
 #include "core/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "shm/testing/shm_object.h"
 
 namespace inferd {
 namespace {
@@ -246,6 +247,84 @@ TEST(KserveCodecTest, RejectsMalformedSchedulingParameters) {
               HasSubstr("parameter 'timeout' must be a non-negative integer (microseconds)"));
   EXPECT_THAT(ErrorOf(R"({"parameters": [1], )" + inputs + "}"),
               HasSubstr("'parameters' must be an object"));
+}
+
+TEST(KserveCodecTest, ReadsInputsFromAndSendsOutputsToSharedMemory) {
+  testing::ShmObject object(64);
+  object.WriteValues<float>(8, {2.0f, 4.0f});
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("io", object.key(), 0, 64).ok());
+  std::string body = R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
+      "parameters": {"shared_memory_region": "io", "shared_memory_byte_size": 8,
+                     "shared_memory_offset": 8}}],
+    "outputs": [{"name": "y", "parameters": {"shared_memory_region": "io",
+                                             "shared_memory_byte_size": 16,
+                                             "shared_memory_offset": 32}},
+                {"name": "z"}]})";
+  OutputDestinations destinations;
+  absl::StatusOr<std::unique_ptr<InferRequest>> request =
+      DecodeInferRequest(body, {.shared_memory = &registry, .outputs = &destinations});
+  ASSERT_TRUE(request.ok()) << request.status();
+  ASSERT_EQ((*request)->inputs.size(), 1u);
+  const float* x = (*request)->inputs[0].tensor.data_as<float>();
+  EXPECT_EQ(x[0], 2.0f);
+  EXPECT_EQ(x[1], 4.0f);
+  EXPECT_THAT((*request)->requested_outputs, ElementsAre("y", "z"));
+  const SharedMemorySlice* y = destinations.shared_memory.Find("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->offset, 32u);
+  EXPECT_EQ(y->byte_size, 16u);
+  EXPECT_EQ(destinations.shared_memory.Find("z"), nullptr);
+
+  InferResponse response;
+  response.outputs.push_back({"y", Fp32({2}, {1.0f, 2.0f})});
+  response.outputs.push_back({"z", Fp32({1}, {3.0f})});
+  EXPECT_EQ(EncodeInferResponse("m", 1, "", response, &destinations),
+            R"({"model_name":"m","model_version":"1","outputs":[)"
+            R"({"name":"y","datatype":"FP32","shape":[2]},)"
+            R"({"name":"z","datatype":"FP32","shape":[1],"data":[3]}]})");
+}
+
+TEST(KserveCodecTest, RefusesSharedMemoryParametersThatDoNotAddUp) {
+  testing::ShmObject object(16);
+  SharedMemoryRegistry registry;
+  ASSERT_TRUE(registry.Register("io", object.key(), 0, 16).ok());
+  OutputDestinations destinations;
+  auto error_of = [&](std::string body, const SharedMemoryRegistry* shared_memory) {
+    absl::StatusOr<std::unique_ptr<InferRequest>> request =
+        DecodeInferRequest(body, {.shared_memory = shared_memory, .outputs = &destinations});
+    EXPECT_FALSE(request.ok()) << body;
+    return request.ok() ? absl::OkStatus() : request.status();
+  };
+  const std::string region = R"("parameters": {"shared_memory_region": "io",
+                                                "shared_memory_byte_size": 8})";
+  EXPECT_THAT(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
+                                       "data": [1, 2], )" +
+                           region + "}]}",
+                       &registry)
+                  .message(),
+              HasSubstr("also 'data'"));
+  EXPECT_THAT(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
+                                       "parameters": {"shared_memory_region": "io"}}]})",
+                       &registry)
+                  .message(),
+              HasSubstr("needs both"));
+  EXPECT_THAT(
+      error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2], )" + region + "}]}",
+               nullptr)
+          .message(),
+      HasSubstr("not available"));
+  EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
+                                     "parameters": {"shared_memory_region": "gone",
+                                                    "shared_memory_byte_size": 8}}]})",
+                     &registry)
+                .code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(
+      error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [3], )" + region + "}]}",
+               &registry)
+          .message(),
+      HasSubstr("needs 3 x 4 bytes"));
 }
 
 }  // namespace

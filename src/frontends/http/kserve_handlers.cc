@@ -67,6 +67,7 @@ HttpReply HandleServerMetadata(const HandlerContext& ctx) {
   writer.String("model_repository");
   writer.String("statistics");
   writer.String("binary_tensor_data");
+  if (ctx.shared_memory != nullptr) writer.String("system_shared_memory");
   writer.EndArray();
   writer.EndObject();
   return JsonReply(200, buffer);
@@ -134,7 +135,7 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   if (auto config = ctx.inference->ConfigFor(ref.name); !config.ok()) {
     return responder->Send(ErrorReply(config.status()));
   }
-  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request);
+  absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request, ctx.shared_memory);
   if (!decoded.ok()) {
     NoteModelIfLoaded(ctx, *responder, ref.name, ref.version);
     return responder->Send(ErrorReply(decoded.status()));
@@ -142,9 +143,9 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   if (absl::Status headers = ApplySchedulingHeaders(request, *decoded->request); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
   }
-  auto encode = [id = decoded->request->id, binary = std::move(decoded->binary_outputs)](
+  auto encode = [id = decoded->request->id, destinations = std::move(decoded->outputs)](
                     std::string_view name, int64_t version, const InferResponse& response) {
-    return EncodeInferReply(name, version, id, response, binary);
+    return EncodeInferReply(name, version, id, response, destinations);
   };
   SubmitInference(ctx, ref.name, ref.version, std::move(decoded->request), std::move(responder),
                   std::move(encode));

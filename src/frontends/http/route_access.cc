@@ -36,6 +36,10 @@ RouteAccess ClassifyHttpRoute(HttpMethod method, std::string_view path, std::str
   if (n == 1) return Of(Access::kInference);
   if (n == 2 && s[1] == "logging") return Of(read ? Access::kMonitoring : Access::kManagement);
   if (n == 3 && s[1] == "health") return Of(Access::kPublic);
+  if (s[1] == "systemsharedmemory" || s[1] == "cudasharedmemory") {
+    // Registering makes the server open a file on its host and write outputs into it.
+    return Of(read ? Access::kMonitoring : Access::kManagement);
+  }
   if (s[1] == "repository") {
     if (n == 3 && s[2] == "stats") return Of(Access::kMonitoring);
     if (n == 5 && s[2] == "models" && s[4] == "traffic") {

@@ -27,6 +27,9 @@ TEST(RouteAccessTest, ChangesAreManagement) {
   EXPECT_EQ(ClassOf(kGet, "/v2/repository/models/m/unload"), Access::kManagement);
   EXPECT_EQ(ClassOf(kPost, "/v2/repository/models/m/traffic"), Access::kManagement);
   EXPECT_EQ(ClassOf(kPost, "/v2/logging"), Access::kManagement);
+  EXPECT_EQ(ClassOf(kPost, "/v2/systemsharedmemory/region/r/register"), Access::kManagement);
+  EXPECT_EQ(ClassOf(kPost, "/v2/systemsharedmemory/unregister"), Access::kManagement);
+  EXPECT_EQ(ClassOf(kPost, "/v2/cudasharedmemory/region/r/register"), Access::kManagement);
   EXPECT_EQ(ClassOf(HttpMethod::kOther, "/v2/logging"), Access::kManagement);
   // Extra slashes do not slip past (the router skips empty segments too).
   EXPECT_EQ(ClassOf(kPost, "//v2//repository/models/m//unload"), Access::kManagement);
@@ -37,6 +40,8 @@ TEST(RouteAccessTest, ReadOnlyServerViewsAreMonitoring) {
   EXPECT_EQ(ClassOf(kGet, "/dashboard"), Access::kMonitoring);
   EXPECT_EQ(ClassOf(kGet, "/dashboard/data"), Access::kMonitoring);
   EXPECT_EQ(ClassOf(kGet, "/v2/logging"), Access::kMonitoring);
+  EXPECT_EQ(ClassOf(kGet, "/v2/systemsharedmemory/status"), Access::kMonitoring);
+  EXPECT_EQ(ClassOf(kGet, "/v2/cudasharedmemory/region/r/status"), Access::kMonitoring);
   EXPECT_EQ(ClassOf(kGet, "/v2/repository/stats"), Access::kMonitoring);
   EXPECT_EQ(ClassOf(kGet, "/v2/repository/models/m/traffic"), Access::kMonitoring);
   EXPECT_EQ(ClassOf(kGet, "/v2/models/stats"), Access::kMonitoring);

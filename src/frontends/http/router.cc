@@ -15,6 +15,7 @@
 #include "frontends/http/plain_predict_handler.h"
 #include "frontends/http/repository_handlers.h"
 #include "frontends/http/route_access.h"
+#include "frontends/http/shared_memory_handlers.h"
 #include "frontends/http/stats_handler.h"
 #include "frontends/http/tfserving_handler.h"
 
@@ -155,6 +156,9 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
     if (!get) return responder->Send(MethodNotAllowed("GET"));
     if (segments[2] == "live") return responder->Send(HandleServerLive(ctx));
     if (segments[2] == "ready") return responder->Send(HandleServerReady(ctx));
+  }
+  if (segments[1] == "systemsharedmemory" || segments[1] == "cudasharedmemory") {
+    return responder->Send(HandleSharedMemory(ctx, request, segments));
   }
   if (segments.size() == 3 && segments[1] == "repository" && segments[2] == "stats") {
     return responder->Send(get ? HandleRepositoryStats(ctx) : MethodNotAllowed("GET"));

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Issue 16's shared-memory measurement, and its gRPC-against-HTTP one: Triton's perf_analyzer
+against one inferd, over HTTP (binary tensors) and gRPC, with the tensors in the request
+(--shared-memory none) and in system shared memory (--shared-memory system), side by side in
+one run. Repeats are interleaved (every variant once, then again), and each cell is the median.
+
+    .venv/bin/python bench/shared_memory_bench.py                      # the committed table
+    .venv/bin/python bench/shared_memory_bench.py --models mlp_scorer --concurrency 1 --repeats 1
+
+Writes bench/results/<date>-shared-memory.md (the tables) and .json (every run, its command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
+import result_file  # noqa: E402
+from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E402
+
+PROTOCOLS = ("http", "grpc")
+MEMORY = ("none", "system")
+
+
+def perf_analyzer_command(args, server: InferdServer, model: str, protocol: str, memory: str,
+                          concurrency: int, report: Path) -> list[str]:
+    port = server.port if protocol == "http" else server.grpc_port
+    command = [args.perf_analyzer, "-m", model, "-i", protocol, "-u", f"127.0.0.1:{port}",
+               "--concurrency-range", f"{concurrency}:{concurrency}",
+               "--measurement-interval", str(args.window_ms), "--max-trials", "3",
+               # The machine is shared: any three windows count as stable; the repeats and
+               # their median are what smooths the noise.
+               "--stability-percentage", "999", "--shared-memory", memory, "-f", str(report)]
+    if protocol == "http":
+        command += ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]
+    return command
+
+
+def run_one(command: list[str], report: Path) -> dict:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-6:])
+        raise SystemExit(f"perf_analyzer failed ({done.returncode}): {tail}")
+    row = next(csv.DictReader(open(report)))
+    return {"qps": float(row["Inferences/Second"]), "p50_us": float(row["p50 latency"]),
+            "p99_us": float(row["p99 latency"])}
+
+
+def median_cell(runs: list[dict]) -> dict:
+    return {key: statistics.median(run[key] for run in runs) for key in ("qps", "p50_us", "p99_us")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="mlp_scorer,resnet18")
+    parser.add_argument("--concurrency", default="1,8,64",
+                        help="levels for mlp_scorer; resnet18 (compute-bound, 25 images/s on 2 "
+                             "cores) runs the ones up to 8")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--window-ms", type=int, default=1500)
+    parser.add_argument("--perf-analyzer", default=str(ROOT / "build" / "perf-venv" /
+                                                       "perf_analyzer"))
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--name", default="shared-memory")
+    args = parser.parse_args()
+    models = args.models.split(",")
+    levels = [int(c) for c in args.concurrency.split(",")]
+
+    load_before = result_file.load()
+    runs: dict[tuple, list[dict]] = {}
+    commands: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as work:
+        work_dir = Path(work)
+        server = InferdServer(DEMO_MODELS, work_dir / "inferd.log", new_session=True).start()
+        try:
+            for repeat in range(args.repeats):
+                for model in models:
+                    for concurrency in levels:
+                        if model != "mlp_scorer" and concurrency > 8:
+                            continue
+                        for protocol in PROTOCOLS:
+                            for memory in MEMORY:
+                                report = work_dir / "pa.csv"
+                                command = perf_analyzer_command(args, server, model, protocol,
+                                                                memory, concurrency, report)
+                                result = run_one(command, report)
+                                key = (model, concurrency, protocol, memory)
+                                runs.setdefault(key, []).append(result)
+                                commands["/".join(map(str, key))] = " ".join(command)
+                                print(f"repeat {repeat + 1}: {model} c={concurrency} {protocol} "
+                                      f"shm={memory}: {result['qps']:.0f}/s p50 "
+                                      f"{result['p50_us']:.0f} µs", flush=True)
+        finally:
+            server.stop()
+    load_after = result_file.load()
+
+    meta = result_file.meta([str(INFERD_BINARY), args.perf_analyzer],
+                            "bench/shared_memory_bench.py " + " ".join(sys.argv[1:]),
+                            load_before, load_after)
+    cells = {key: median_cell(value) for key, value in runs.items()}
+    date = datetime.date.today().isoformat()
+    lines = [f"# Shared memory and gRPC against HTTP ({date})", ""] + result_file.header(meta) + [
+        "",
+        f"Triton's perf_analyzer (tritonclient 2.51.0) against one inferd serving the demo "
+        f"repository with its default configs; median of {args.repeats} interleaved runs of "
+        f"3 windows of {args.window_ms} ms each. HTTP sends binary tensors. `system`: "
+        "`--shared-memory system` (inputs and outputs in POSIX shared memory that "
+        "perf_analyzer registers; the request carries only their region names).", "",
+        "## Shared memory against tensors in the request", "",
+        "| model | concurrency | protocol | in request /s | shared memory /s | ratio | "
+        "p50 µs in request | p50 µs shared memory |",
+        "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for (model, concurrency, protocol, memory), cell in sorted(cells.items()):
+        if memory != "none":
+            continue
+        shared = cells[(model, concurrency, protocol, "system")]
+        lines.append(f"| {model} | {concurrency} | {protocol} | {cell['qps']:.0f} | "
+                     f"{shared['qps']:.0f} | {shared['qps'] / cell['qps']:.2f}× | "
+                     f"{cell['p50_us']:.0f} | {shared['p50_us']:.0f} |")
+    lines += ["", "## gRPC against binary HTTP, same client (tensors in the request)", "",
+              "Issue 16's targets: gRPC throughput at concurrency 64 at least binary HTTP's, "
+              "and gRPC p50 at concurrency 1 within 100 µs of HTTP's (the same client and "
+              "model, so the difference is the transport's added latency).", "",
+              "| model | concurrency | HTTP /s | gRPC /s | gRPC / HTTP | HTTP p50 µs | "
+              "gRPC p50 µs | gRPC − HTTP p50 µs | target |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for model in models:
+        for concurrency in levels:
+            http = cells.get((model, concurrency, "http", "none"))
+            grpc = cells.get((model, concurrency, "grpc", "none"))
+            if http is None or grpc is None:
+                continue
+            added = grpc["p50_us"] - http["p50_us"]
+            target = ""
+            if concurrency == 64:
+                target = "met" if grpc["qps"] >= http["qps"] else "missed (throughput)"
+            elif concurrency == 1:
+                target = "met" if added <= 100 else "missed (latency)"
+            lines.append(f"| {model} | {concurrency} | {http['qps']:.0f} | {grpc['qps']:.0f} | "
+                         f"{grpc['qps'] / http['qps']:.2f}× | {http['p50_us']:.0f} | "
+                         f"{grpc['p50_us']:.0f} | {added:+.0f} | {target} |")
+    lines += ["", "Each run's perf_analyzer command is in the JSON file."]
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
+    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
+        {"meta": meta, "runs": {"/".join(map(str, k)): v for k, v in runs.items()},
+         "medians": {"/".join(map(str, k)): v for k, v in cells.items()},
+         "commands": commands}, indent=2) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
