@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Two inferd binaries side by side on the gRPC path (issue 16, item 4): latency at one client
+(build/inferd_latency_probe: ModelInfer and an empty RPC, ServerLive, over gRPC, and binary
+HTTP for reference) and throughput at 64 concurrent requests (Triton's perf_analyzer over gRPC
+and binary HTTP), on mlp_scorer. The binaries alternate, one server at a time, for --rounds
+rounds; each cell is the median over the rounds.
+
+    .venv/bin/python bench/grpc_ab.py --baseline /tmp/inferd-before [--candidate build/inferd]
+
+Writes bench/results/<date>-grpc-ab.md and .json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
+import result_file  # noqa: E402
+from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
+
+MODEL = "mlp_scorer"
+
+
+def probe(server: InferdServer) -> dict:
+    command = [str(ROOT / "build" / "inferd_latency_probe"), "--http",
+               f"127.0.0.1:{server.port}", "--grpc", f"127.0.0.1:{server.grpc_port}", "-m", MODEL,
+               "--requests", "3000", "--warmup", "300"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
+    rows = {}
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        rows[row["transport"]] = row
+    return {"grpc_p50_us": rows["grpc"]["p50_us"],
+            "grpc_empty_p50_us": rows["grpc"]["server_live_p50_us"],
+            "http_p50_us": rows["http-binary"]["p50_us"],
+            "http_empty_p50_us": rows["http-binary"]["server_live_p50_us"]}
+
+
+def throughput(args, server: InferdServer, protocol: str, work: Path) -> float:
+    port = server.port if protocol == "http" else server.grpc_port
+    report = work / "pa.csv"
+    command = [args.perf_analyzer, "-m", MODEL, "-i", protocol, "-u", f"127.0.0.1:{port}",
+               "--concurrency-range", "64:64", "--measurement-interval", "2000",
+               "--max-trials", "3", "--stability-percentage", "999", "-f", str(report)]
+    if protocol == "http":
+        command += ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"perf_analyzer failed: {(done.stdout + done.stderr)[-800:]}")
+    return float(next(csv.DictReader(open(report)))["Inferences/Second"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", required=True)
+    parser.add_argument("--candidate", default=str(ROOT / "build" / "inferd"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--perf-analyzer", default=str(ROOT / "build" / "perf-venv" /
+                                                       "perf_analyzer"))
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--name", default="grpc-ab")
+    args = parser.parse_args()
+    binaries = {"baseline": args.baseline, "candidate": args.candidate}
+
+    load_before = result_file.load()
+    runs: dict[str, list[dict]] = {name: [] for name in binaries}
+    with tempfile.TemporaryDirectory() as work:
+        work_dir = Path(work)
+        for round_index in range(args.rounds):
+            for name, binary in binaries.items():
+                server = InferdServer(DEMO_MODELS, work_dir / f"{name}.log", binary=Path(binary),
+                                      new_session=True).start()
+                try:
+                    run = probe(server)
+                    run["grpc_c64_qps"] = throughput(args, server, "grpc", work_dir)
+                    run["http_c64_qps"] = throughput(args, server, "http", work_dir)
+                finally:
+                    server.stop()
+                runs[name].append(run)
+                print(f"round {round_index + 1} {name}: {run}", flush=True)
+    load_after = result_file.load()
+    meta = result_file.meta(list(binaries.values()) + [args.perf_analyzer],
+                            "bench/grpc_ab.py " + " ".join(sys.argv[1:]), load_before, load_after)
+    medians = {name: {key: statistics.median(r[key] for r in rows) for key in rows[0]}
+               for name, rows in runs.items()}
+    for cell in medians.values():
+        cell["grpc_added_us"] = cell["grpc_p50_us"] - cell["grpc_empty_p50_us"]
+    rows = [("gRPC ModelInfer p50 µs, 1 client", "grpc_p50_us"),
+            ("gRPC empty RPC (ServerLive) p50 µs", "grpc_empty_p50_us"),
+            ("gRPC ModelInfer minus empty RPC µs (target ≤ 100)", "grpc_added_us"),
+            ("binary HTTP p50 µs, 1 client", "http_p50_us"),
+            ("gRPC req/s, 64 concurrent", "grpc_c64_qps"),
+            ("binary HTTP req/s, 64 concurrent", "http_c64_qps")]
+    date = datetime.date.today().isoformat()
+    base, cand = medians["baseline"], medians["candidate"]
+    lines = [f"# gRPC path, two binaries side by side ({date})", ""] + result_file.header(meta) + [
+        "", f"mlp_scorer, demo configs; median of {args.rounds} alternating rounds. Latency: "
+        "build/inferd_latency_probe (sequential requests, C++ client); throughput: "
+        "perf_analyzer, 3 windows of 2 s.", "",
+        "| measure | baseline | candidate | candidate / baseline |", "|---|---:|---:|---:|"]
+    for label, key in rows:
+        ratio = cand[key] / base[key] if base[key] else float("nan")
+        lines.append(f"| {label} | {base[key]:.0f} | {cand[key]:.0f} | {ratio:.2f}× |")
+    for name, cell in medians.items():
+        verdict_latency = "met" if cell["grpc_added_us"] <= 100 else "missed"
+        verdict_load = "met" if cell["grpc_c64_qps"] >= cell["http_c64_qps"] else "missed"
+        lines.append(f"\n{name}: ModelInfer within 100 µs of an empty RPC: {verdict_latency}; "
+                     f"gRPC at 64 at least binary HTTP: {verdict_load}.")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
+    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
+        {"meta": meta, "runs": runs, "medians": medians}, indent=2) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
