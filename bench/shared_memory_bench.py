@@ -30,6 +30,42 @@ from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E40
 
 PROTOCOLS = ("http", "grpc")
 MEMORY = ("none", "system")
+# A model whose tensors are large and whose compute is cheap, where moving the bytes is the
+# cost that shared memory removes: the mean of 1 MiB of floats per row.
+WIDE = "wide_mean"
+WIDE_FEATURES = 262144
+WIDE_CONFIG = f"""# {WIDE}: the mean of each row (written by bench/shared_memory_bench.py)
+backend: torch
+max_batch_size: 8
+inputs:
+  - name: x
+    datatype: FP32
+    dims: [{WIDE_FEATURES}]
+outputs:
+  - name: y
+    datatype: FP32
+    dims: [1]
+"""
+
+
+def make_repository(root: Path, models: list[str]) -> Path:
+    """The demo models asked for, and wide_mean built with torch.jit when asked for."""
+    import shutil
+
+    for model in models:
+        if model != WIDE:
+            shutil.copytree(DEMO_MODELS / model, root / model)
+    if WIDE in models:
+        import torch
+
+        class RowMean(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x.mean(dim=1, keepdim=True)
+
+        (root / WIDE / "1").mkdir(parents=True)
+        torch.jit.script(RowMean()).save(str(root / WIDE / "1" / "model.pt"))
+        (root / WIDE / "config.yaml").write_text(WIDE_CONFIG)
+    return root
 
 
 def perf_analyzer_command(args, server: InferdServer, model: str, protocol: str, memory: str,
@@ -62,10 +98,10 @@ def median_cell(runs: list[dict]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp_scorer,resnet18")
+    parser.add_argument("--models", default=f"mlp_scorer,resnet18,{WIDE}")
     parser.add_argument("--concurrency", default="1,8,64",
-                        help="levels for mlp_scorer; resnet18 (compute-bound, 25 images/s on 2 "
-                             "cores) runs the ones up to 8")
+                        help="levels; resnet18 (compute-bound, 25 images/s on 2 cores) runs "
+                             "the ones up to 8")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--window-ms", type=int, default=1500)
     parser.add_argument("--perf-analyzer", default=str(ROOT / "build" / "perf-venv" /
@@ -81,12 +117,13 @@ def main() -> int:
     commands: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as work:
         work_dir = Path(work)
-        server = InferdServer(DEMO_MODELS, work_dir / "inferd.log", new_session=True).start()
+        repository = make_repository(work_dir / "models", models)
+        server = InferdServer(repository, work_dir / "inferd.log", new_session=True).start()
         try:
             for repeat in range(args.repeats):
                 for model in models:
                     for concurrency in levels:
-                        if model != "mlp_scorer" and concurrency > 8:
+                        if model == "resnet18" and concurrency > 8:
                             continue
                         for protocol in PROTOCOLS:
                             for memory in MEMORY:
@@ -111,9 +148,10 @@ def main() -> int:
     date = datetime.date.today().isoformat()
     lines = [f"# Shared memory and gRPC against HTTP ({date})", ""] + result_file.header(meta) + [
         "",
-        f"Triton's perf_analyzer (tritonclient 2.51.0) against one inferd serving the demo "
-        f"repository with its default configs; median of {args.repeats} interleaved runs of "
-        f"3 windows of {args.window_ms} ms each. HTTP sends binary tensors. `system`: "
+        f"Triton's perf_analyzer (tritonclient 2.51.0) against one inferd serving demo models "
+        f"with their default configs and `{WIDE}` (the mean of {WIDE_FEATURES} FP32 values, "
+        f"1 MiB per request, a cheap model with a large input); median of {args.repeats} "
+        f"interleaved runs of 3 windows of {args.window_ms} ms each. HTTP sends binary tensors. `system`: "
         "`--shared-memory system` (inputs and outputs in POSIX shared memory that "
         "perf_analyzer registers; the request carries only their region names).", "",
         "## Shared memory against tensors in the request", "",
