@@ -123,6 +123,41 @@ def test_sampling_with_a_seed_repeats(llm_server):
     assert first == second and first
 
 
+def test_n_choices_sample_with_seeds_one_apart(llm_server):
+    """OpenAI's n: choice i samples with seed + i, so a request with n = 3 gives the three
+    texts that n = 1 requests with seeds s, s + 1 and s + 2 give, and its usage counts the
+    prompt once and the completions together. Streamed, each chunk names its choice."""
+    body = {"model": MODEL, "prompt": "Once upon a time", "max_tokens": 12, "temperature": 0.9,
+            "top_p": 0.9, "top_k": 40, "seed": 77, "cache_prompt": False}
+    three = llm_server.post("/v1/completions", dict(body, n=3))
+    assert three.status_code == 200, three.text
+    reply = three.json()
+    assert [c["index"] for c in reply["choices"]] == [0, 1, 2]
+    singles = [llm_server.post("/v1/completions", dict(body, seed=77 + i)).json()
+               for i in range(3)]
+    assert [c["text"] for c in reply["choices"]] == [s["choices"][0]["text"] for s in singles]
+    assert reply["usage"]["prompt_tokens"] == singles[0]["usage"]["prompt_tokens"]
+    assert reply["usage"]["completion_tokens"] == sum(s["usage"]["completion_tokens"]
+                                                      for s in singles)
+
+    response = llm_server.post("/v1/completions",
+                               dict(body, n=3, stream=True,
+                                    stream_options={"include_usage": True}), stream=True)
+    assert response.status_code == 200
+    events = list(sse_events(response))
+    assert events[-1] == "[DONE]"
+    streamed = {0: "", 1: "", 2: ""}
+    finished = set()
+    for chunk in events[:-1]:
+        for choice in chunk["choices"]:
+            streamed[choice["index"]] += choice["text"]
+            if choice["finish_reason"]:
+                finished.add(choice["index"])
+    assert finished == {0, 1, 2}
+    assert [streamed[i] for i in range(3)] == [c["text"] for c in reply["choices"]]
+    assert events[-2]["usage"] == reply["usage"]
+
+
 def test_kserve_generate_and_generate_stream(llm_server):
     body = {"text_input": "The three primary colors are",
             "parameters": {"max_tokens": 12, "temperature": 0, "cache_prompt": False}}
@@ -156,7 +191,7 @@ def test_clear_errors_and_the_server_keeps_serving(llm_server):
                               {"model": "nope", "messages": [{"role": "user", "content": "hi"}]})
     assert unknown.status_code == 404, unknown.text
     for bad, fragment in [({"temperature": 5}, "temperature"), ({"max_tokens": 0}, "max_tokens"),
-                          ({"top_p": 0}, "top_p"), ({"n": 2}, "'n'"),
+                          ({"top_p": 0}, "top_p"), ({"n": 9}, "'n'"),
                           ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
                           ({"max_tokens": 100000}, "max_tokens")]:
         response = completion(llm_server, "hi", **bad)

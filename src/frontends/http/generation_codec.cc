@@ -1,5 +1,6 @@
 #include "frontends/http/generation_codec.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -208,7 +209,7 @@ std::string Event(const rapidjson::StringBuffer& buffer) {
 
 // One OpenAI chunk with a single choice: `text` as the delta (or the role), and the finish
 // reason when given.
-std::string OpenAiChunk(const GenerationCall& call, std::string_view text, bool role,
+std::string OpenAiChunk(const GenerationCall& call, int index, std::string_view text, bool role,
                         const FinishReason* finish) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
@@ -218,7 +219,7 @@ std::string OpenAiChunk(const GenerationCall& call, std::string_view text, bool 
   w.StartArray();
   w.StartObject();
   w.Key("index");
-  w.Int(0);
+  w.Int(index);
   if (call.api == GenerationApi::kChat) {
     w.Key("delta");
     w.StartObject();
@@ -304,7 +305,8 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
   }
   parsed.call.model = std::string(model);
   int64_t n = 1;
-  RETURN_IF_ERROR(ReadInteger(o, "n", 1, 1, &n));
+  RETURN_IF_ERROR(ReadInteger(o, "n", 1, kMaxChoices, &n));
+  parsed.call.n = static_cast<int>(n);
   RETURN_IF_ERROR(ReadBool(o, "stream", &parsed.call.stream));
   object stream_options;
   if (!o["stream_options"].get(stream_options)) {
@@ -363,44 +365,59 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
   return parsed;
 }
 
-HttpReply EncodeGenerationReply(const GenerationCall& call, std::string_view text,
-                                const GenerationEvent& done) {
+GenerationUsage TotalUsage(std::span<const GenerationChoice> choices) {
+  GenerationUsage total;
+  for (const GenerationChoice& choice : choices) {
+    total.prompt_tokens = std::max(total.prompt_tokens, choice.done.usage.prompt_tokens);
+    total.cached_prompt_tokens =
+        std::max(total.cached_prompt_tokens, choice.done.usage.cached_prompt_tokens);
+    total.completion_tokens += choice.done.usage.completion_tokens;
+  }
+  return total;
+}
+
+HttpReply EncodeGenerationReply(const GenerationCall& call,
+                                std::span<const GenerationChoice> choices) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
   if (call.api == GenerationApi::kKServe) {
+    const GenerationChoice& only = choices.front();
     WriteKServeHead(w, call);
     w.Key("text_output");
-    String(w, text);
+    String(w, only.text);
     w.Key("finish_reason");
-    String(w, FinishReasonName(done.finish_reason));
-    WriteUsage(w, done.usage);
+    String(w, FinishReasonName(only.done.finish_reason));
+    WriteUsage(w, only.done.usage);
   } else {
     WriteOpenAiHead(w, call, false);
     w.Key("choices");
     w.StartArray();
-    w.StartObject();
-    w.Key("index");
-    w.Int(0);
-    if (call.api == GenerationApi::kChat) {
-      w.Key("message");
+    int index = 0;
+    for (const GenerationChoice& choice : choices) {
       w.StartObject();
-      w.Key("role");
-      String(w, "assistant");
-      w.Key("content");
-      String(w, text);
+      w.Key("index");
+      w.Int(index++);
+      if (call.api == GenerationApi::kChat) {
+        w.Key("message");
+        w.StartObject();
+        w.Key("role");
+        String(w, "assistant");
+        w.Key("content");
+        String(w, choice.text);
+        w.EndObject();
+      } else {
+        w.Key("text");
+        String(w, choice.text);
+      }
+      w.Key("logprobs");
+      w.Null();
+      w.Key("finish_reason");
+      String(w, FinishReasonName(choice.done.finish_reason));
       w.EndObject();
-    } else {
-      w.Key("text");
-      String(w, text);
     }
-    w.Key("logprobs");
-    w.Null();
-    w.Key("finish_reason");
-    String(w, FinishReasonName(done.finish_reason));
-    w.EndObject();
     w.EndArray();
-    WriteUsage(w, done.usage);
+    WriteUsage(w, TotalUsage(choices));
   }
   w.EndObject();
   HttpReply reply;
@@ -408,13 +425,13 @@ HttpReply EncodeGenerationReply(const GenerationCall& call, std::string_view tex
   return reply;
 }
 
-std::string EncodeStreamStart(const GenerationCall& call) {
+std::string EncodeStreamStart(const GenerationCall& call, int index) {
   if (call.api != GenerationApi::kChat) return {};
-  return OpenAiChunk(call, {}, /*role=*/true, nullptr);
+  return OpenAiChunk(call, index, {}, /*role=*/true, nullptr);
 }
 
-std::string EncodeStreamText(const GenerationCall& call, std::string_view text) {
-  if (call.api != GenerationApi::kKServe) return OpenAiChunk(call, text, false, nullptr);
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index) {
+  if (call.api != GenerationApi::kKServe) return OpenAiChunk(call, index, text, false, nullptr);
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -425,7 +442,8 @@ std::string EncodeStreamText(const GenerationCall& call, std::string_view text) 
   return Event(buffer);
 }
 
-std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done) {
+std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEvent& done,
+                                  int index) {
   if (call.api == GenerationApi::kKServe) {
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
@@ -440,8 +458,14 @@ std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& d
     return Event(buffer);
   }
   std::string events;
-  if (!done.text.empty()) events += OpenAiChunk(call, done.text, false, nullptr);
-  events += OpenAiChunk(call, {}, false, &done.finish_reason);
+  if (!done.text.empty()) events += OpenAiChunk(call, index, done.text, false, nullptr);
+  events += OpenAiChunk(call, index, {}, false, &done.finish_reason);
+  return events;
+}
+
+std::string EncodeStreamFinish(const GenerationCall& call, const GenerationUsage& usage) {
+  if (call.api == GenerationApi::kKServe) return {};
+  std::string events;
   if (call.include_usage) {
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
@@ -450,12 +474,16 @@ std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& d
     w.Key("choices");
     w.StartArray();
     w.EndArray();
-    WriteUsage(w, done.usage);
+    WriteUsage(w, usage);
     w.EndObject();
     events += Event(buffer);
   }
   events += "data: [DONE]\n\n";
   return events;
+}
+
+std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done) {
+  return EncodeStreamChoiceEnd(call, done, 0) + EncodeStreamFinish(call, done.usage);
 }
 
 std::string EncodeStreamError(const GenerationCall& call, const absl::Status& status) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,10 @@ namespace inferd {
 
 enum class GenerationApi { kChat, kCompletion, kKServe };
 
+// OpenAI's "n": at most this many choices from one request (each is a sequence of its own in
+// the model's decode loop, so n multiplies what one request may ask of it).
+inline constexpr int kMaxChoices = 8;
+
 // What a parsed request asks for besides the GenerateRequest itself.
 struct GenerationCall {
   GenerationApi api = GenerationApi::kChat;
@@ -32,7 +37,18 @@ struct GenerationCall {
   bool include_usage = false;  // OpenAI stream_options.include_usage
   std::string id;              // "chatcmpl-...", "cmpl-...", or the KServe request id
   int64_t created = 0;         // Unix seconds
+  int n = 1;                   // OpenAI: choices to generate, 1..kMaxChoices; KServe: 1
 };
+
+// One finished choice: its text and its last event (finish reason, usage).
+struct GenerationChoice {
+  std::string text;
+  GenerationEvent done;
+};
+
+// The usage of `choices` generated from one prompt: the prompt counted once, the completions
+// summed.
+GenerationUsage TotalUsage(std::span<const GenerationChoice> choices);
 
 struct ParsedGeneration {
   GenerationCall call;
@@ -51,13 +67,19 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(simdjson::dom::element body,
 // also stand at the top level, as Triton's clients send them). `stream` is the endpoint's.
 absl::StatusOr<ParsedGeneration> ParseKServeGenerate(simdjson::dom::element body, bool stream);
 
-// The reply for a whole generation (non-streaming).
-HttpReply EncodeGenerationReply(const GenerationCall& call, std::string_view text,
-                                const GenerationEvent& done);
-// Streaming: the server-sent event for the start (OpenAI chat: the assistant role; else
-// empty), for a piece of text, and the end (finish reason, usage, OpenAI's [DONE]).
-std::string EncodeStreamStart(const GenerationCall& call);
-std::string EncodeStreamText(const GenerationCall& call, std::string_view text);
+// The reply for a whole generation (non-streaming): one choice per element, in order.
+HttpReply EncodeGenerationReply(const GenerationCall& call,
+                                std::span<const GenerationChoice> choices);
+// Streaming: the server-sent event for the start of choice `index` (OpenAI chat: the
+// assistant role; else empty), for a piece of its text, and for its end (its last text and
+// finish reason; KServe: the final event with usage); then the end of the stream (OpenAI:
+// the usage when asked for, and [DONE]; KServe: nothing).
+std::string EncodeStreamStart(const GenerationCall& call, int index = 0);
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index = 0);
+std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEvent& done,
+                                  int index = 0);
+std::string EncodeStreamFinish(const GenerationCall& call, const GenerationUsage& usage);
+// The end of a one-choice stream: EncodeStreamChoiceEnd, then EncodeStreamFinish.
 std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done);
 // An error after the stream has started: one event with the error, then the end.
 std::string EncodeStreamError(const GenerationCall& call, const absl::Status& status);

@@ -69,7 +69,9 @@ TEST_F(GenerationCodecTest, BoundsEveryClientNumber) {
       std::string::npos);
   EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "top_p": 0})", GenerationApi::kChat)).find("top_p"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "n": 3})", GenerationApi::kChat)).find("'n'"),
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "n": 9})", GenerationApi::kChat)).find("'n'"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "n": 0})", GenerationApi::kChat)).find("'n'"),
             std::string::npos);
   EXPECT_NE(ErrorOf(Parse("{" + chat + R"(, "stop": ["a","b","c","d","e"]})", GenerationApi::kChat))
                 .find("stop"),
@@ -124,7 +126,8 @@ TEST(GenerationEncodeTest, ChatReplyCarriesTextFinishReasonAndUsage) {
   done.finish_reason = FinishReason::kLength;
   done.usage.prompt_tokens = 5;
   done.usage.completion_tokens = 2;
-  HttpReply reply = EncodeGenerationReply(call, "hi \"there\"", done);
+  const GenerationChoice choice{"hi \"there\"", done};
+  HttpReply reply = EncodeGenerationReply(call, std::span(&choice, 1));
   rapidjson::Document d;
   d.Parse(reply.body.c_str());
   ASSERT_FALSE(d.HasParseError()) << reply.body;
@@ -145,6 +148,36 @@ TEST(GenerationEncodeTest, StreamEndsWithFinishUsageAndDone) {
   EXPECT_NE(end.find("\"usage\""), std::string::npos) << end;
   EXPECT_TRUE(end.ends_with("data: [DONE]\n\n")) << end;
   EXPECT_TRUE(EncodeStreamText(call, "x").starts_with("data: {")) << EncodeStreamText(call, "x");
+}
+
+TEST(GenerationEncodeTest, SeveralChoicesAreIndexedAndTheirCompletionsSummed) {
+  GenerationCall call;
+  call.api = GenerationApi::kCompletion;
+  call.n = 2;
+  std::vector<GenerationChoice> choices(2);
+  choices[0].text = "a";
+  choices[0].done.finish_reason = FinishReason::kStop;
+  choices[0].done.usage.prompt_tokens = 5;
+  choices[0].done.usage.completion_tokens = 1;
+  choices[1].text = "bb";
+  choices[1].done.finish_reason = FinishReason::kLength;
+  choices[1].done.usage.prompt_tokens = 5;
+  choices[1].done.usage.completion_tokens = 3;
+  rapidjson::Document d;
+  const HttpReply reply = EncodeGenerationReply(call, choices);
+  d.Parse(reply.body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << reply.body;
+  ASSERT_EQ(d["choices"].Size(), 2u);
+  EXPECT_EQ(d["choices"][1]["index"].GetInt(), 1);
+  EXPECT_STREQ(d["choices"][1]["text"].GetString(), "bb");
+  EXPECT_STREQ(d["choices"][1]["finish_reason"].GetString(), "length");
+  // The prompt once, the completions together.
+  EXPECT_EQ(d["usage"]["prompt_tokens"].GetInt(), 5);
+  EXPECT_EQ(d["usage"]["completion_tokens"].GetInt(), 4);
+  // A stream's chunks say which choice they belong to.
+  EXPECT_NE(EncodeStreamText(call, "x", 1).find("\"index\":1"), std::string::npos);
+  EXPECT_NE(EncodeStreamChoiceEnd(call, choices[1].done, 1).find("\"index\":1"), std::string::npos);
+  EXPECT_EQ(EncodeStreamFinish(call, TotalUsage(choices)), "data: [DONE]\n\n");
 }
 
 TEST(GenerationEncodeTest, OpenAiErrorsHaveOpenAisShape) {

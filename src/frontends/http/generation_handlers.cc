@@ -1,5 +1,6 @@
 #include "frontends/http/generation_handlers.h"
 
+#include <atomic>
 #include <charconv>
 #include <utility>
 
@@ -8,6 +9,7 @@
 
 #include "auth/access_policy.h"
 #include "common/json_body.h"
+#include "common/mutex.h"
 #include "common/strings.h"
 #include "frontends/http/embedding_codec.h"
 #include "frontends/http/session_request.h"
@@ -16,52 +18,94 @@
 namespace inferd {
 namespace {
 
-// Receives one generation's events on the model's decode thread and turns them into the
-// reply: one reply when it ends, or a stream of server-sent events. Never blocks: both go
-// through the responder, which queues them for the I/O thread.
+// Receives the events of a request's choices (OpenAI's "n"; one sequence each in the model's
+// decode loop) and turns them into the reply: one reply once every choice has ended, or a
+// stream of server-sent events. Never blocks: both go through the responder, which queues
+// them for the I/O thread. Events come from the decode thread, and for a choice refused as
+// it was submitted from the submitting thread: the mutex orders them.
 class GenerationSink {
  public:
-  GenerationSink(GenerationCall call, ResponderPtr responder)
-      : call_(std::move(call)), responder_(std::move(responder)) {}
+  GenerationSink(GenerationCall call, ResponderPtr responder,
+                 std::shared_ptr<std::atomic<bool>> cancelled)
+      : call_(std::move(call)),
+        responder_(std::move(responder)),
+        cancelled_(std::move(cancelled)),
+        choices_(static_cast<size_t>(call_.n)) {}
 
-  void OnEvent(GenerationEvent event) {
+  void OnEvent(int index, GenerationEvent event) {
+    MutexLock lock(&mu_);
+    if (finished_) return;
+    GenerationChoice& choice = choices_[static_cast<size_t>(index)];
+    if (event.done && !event.status.ok()) return Fail(event.status);
     if (!call_.stream) {
-      text_ += event.text;
+      choice.text += event.text;
       if (!event.done) return;
-      if (!event.status.ok()) {
-        return responder_->Send(GenerationErrorReply(call_.api, event.status));
-      }
-      responder_->Defer([call = call_, text = std::move(text_), event = std::move(event)] {
-        return EncodeGenerationReply(call, text, event);
+      choice.done = std::move(event);
+      if (++ended_ < call_.n) return;
+      finished_ = true;
+      responder_->Defer([call = call_, choices = std::move(choices_)] {
+        return EncodeGenerationReply(call, choices);
       });
       return;
     }
-    if (stream_ == nullptr) {
-      // Refused before any token (queue full, cancelled while queued): a plain error reply.
-      if (event.done && !event.status.ok()) {
-        return responder_->Send(GenerationErrorReply(call_.api, event.status));
-      }
-      HttpReply head;
-      head.content_type = "text/event-stream";
-      stream_ = responder_->StartStream(std::move(head));
-      if (stream_ == nullptr) {
-        return responder_->Send(ErrorReply(501, "this connection cannot stream"));
-      }
-      if (std::string start = EncodeStreamStart(call_); !start.empty()) {
-        stream_->Write(std::move(start));
-      }
-    }
-    if (!event.done) return stream_->Write(EncodeStreamText(call_, event.text));
-    if (!event.status.ok()) return stream_->End(EncodeStreamError(call_, event.status));
-    stream_->End(EncodeStreamEnd(call_, event));
+    if (stream_ == nullptr && !StartStream()) return;
+    if (!event.done) return stream_->Write(EncodeStreamText(call_, event.text, index));
+    std::string events = EncodeStreamChoiceEnd(call_, event, index);
+    choice.done = std::move(event);
+    if (++ended_ < call_.n) return stream_->Write(std::move(events));
+    finished_ = true;
+    stream_->End(events + EncodeStreamFinish(call_, TotalUsage(choices_)));
   }
 
  private:
+  bool StartStream() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    HttpReply head;
+    head.content_type = "text/event-stream";
+    stream_ = responder_->StartStream(std::move(head));
+    if (stream_ == nullptr) {
+      finished_ = true;
+      cancelled_->store(true, std::memory_order_release);
+      responder_->Send(ErrorReply(501, "this connection cannot stream"));
+      return false;
+    }
+    std::string start;
+    for (int i = 0; i < call_.n; ++i) start += EncodeStreamStart(call_, i);
+    if (!start.empty()) stream_->Write(std::move(start));
+    return true;
+  }
+
+  // One choice failed: the request fails, and the other choices stop at their next step.
+  void Fail(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    finished_ = true;
+    cancelled_->store(true, std::memory_order_release);
+    // Refused before any token (queue full, cancelled while queued): a plain error reply.
+    if (stream_ == nullptr) return responder_->Send(GenerationErrorReply(call_.api, status));
+    stream_->End(EncodeStreamError(call_, status));
+  }
+
   const GenerationCall call_;
   const ResponderPtr responder_;
-  std::string text_;
-  ReplyStreamPtr stream_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_;  // every choice's
+  Mutex mu_;
+  std::vector<GenerationChoice> choices_ ABSL_GUARDED_BY(mu_);
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  ReplyStreamPtr stream_ ABSL_GUARDED_BY(mu_);
 };
+
+// The sequences of a request with `n` choices: copies of `first` that share its cancel flag;
+// with a seed, choice i samples with seed + i, so the choices differ and each is repeatable.
+std::vector<std::unique_ptr<GenerateRequest>> ChoiceRequests(std::unique_ptr<GenerateRequest> first,
+                                                             int n) {
+  std::vector<std::unique_ptr<GenerateRequest>> requests;
+  for (int i = 1; i < n; ++i) {
+    auto copy = std::make_unique<GenerateRequest>(*first);
+    if (copy->sampling.seed) *copy->sampling.seed += static_cast<uint32_t>(i);
+    requests.push_back(std::move(copy));
+  }
+  requests.insert(requests.begin(), std::move(first));
+  return requests;
+}
 
 // The request's deadline: the Inference-Timeout-Us header, else the model's
 // queue.default_timeout_us; 0 when neither sets one.
@@ -111,13 +155,19 @@ void Submit(const HandlerContext& ctx, std::optional<int64_t> version, ParsedGen
         if (!model.ok()) return responder->Send(GenerationErrorReply(api, model.status()));
         NoteModel(*responder, *model);
         pending->call.model_version = std::to_string((*model)->version());
-        auto sink = std::make_shared<GenerationSink>(pending->call, std::move(responder));
-        // The sink holds no model handle: the decode thread must never release the last one
-        // (ServedModel counts the request as in flight instead).
-        pending->request->on_event = [sink](GenerationEvent event) {
-          sink->OnEvent(std::move(event));
-        };
-        (*model)->Generate(std::move(pending->request));
+        auto sink = std::make_shared<GenerationSink>(pending->call, std::move(responder),
+                                                     pending->request->cancelled);
+        int index = 0;
+        for (std::unique_ptr<GenerateRequest>& request :
+             ChoiceRequests(std::move(pending->request), pending->call.n)) {
+          // The sink holds no model handle: the decode thread must never release the last
+          // one (ServedModel counts the request as in flight instead).
+          request->on_event = [sink, index](GenerationEvent event) {
+            sink->OnEvent(index, std::move(event));
+          };
+          ++index;
+          (*model)->Generate(std::move(request));
+        }
       });
 }
 
