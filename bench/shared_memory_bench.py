@@ -82,8 +82,34 @@ def perf_analyzer_command(args, server: InferdServer, model: str, protocol: str,
     return command
 
 
-def run_one(command: list[str], report: Path) -> dict:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+TIMEOUTS: list[dict] = []  # runs that hung, with what the server said at that moment
+
+
+def server_state(server: InferdServer, model: str) -> dict:
+    """What to look at when perf_analyzer hangs: the model's queue and the open connections."""
+    stats = server.get(f"/v2/models/{model}/stats").json()["model_stats"]
+    sockets = subprocess.run(["ss", "-tnH", "state", "established", f"sport = :{server.port}"],
+                             capture_output=True, text=True).stdout.splitlines()
+    return {"queue_depth": [s.get("queue_depth") for s in stats],
+            "inference_count": [s.get("inference_count") for s in stats],
+            "established_http_connections": len(sockets)}
+
+
+def run_one(command: list[str], report: Path, server: InferdServer, model: str) -> dict | None:
+    """One perf_analyzer run; a run that hangs (seen now and then with HTTP at 64 clients) is
+    recorded with the server's state and tried once more; None when it hangs again."""
+    for attempt in range(2):
+        try:
+            return run_once(command, report)
+        except subprocess.TimeoutExpired:
+            TIMEOUTS.append({"command": " ".join(command), "attempt": attempt + 1,
+                             "server": server_state(server, model)})
+            print(f"perf_analyzer hung; server state {TIMEOUTS[-1]['server']}", flush=True)
+    return None
+
+
+def run_once(command: list[str], report: Path) -> dict:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-6:])
         raise SystemExit(f"perf_analyzer failed ({done.returncode}): {tail}")
@@ -93,7 +119,9 @@ def run_one(command: list[str], report: Path) -> dict:
 
 
 def median_cell(runs: list[dict]) -> dict:
-    return {key: statistics.median(run[key] for run in runs) for key in ("qps", "p50_us", "p99_us")}
+    """The medians of a cell's runs; NaN for a cell whose every run hung."""
+    return {key: statistics.median(run[key] for run in runs) if runs else float("nan")
+            for key in ("qps", "p50_us", "p99_us")}
 
 
 def main() -> int:
@@ -130,9 +158,12 @@ def main() -> int:
                                 report = work_dir / "pa.csv"
                                 command = perf_analyzer_command(args, server, model, protocol,
                                                                 memory, concurrency, report)
-                                result = run_one(command, report)
+                                result = run_one(command, report, server, model)
                                 key = (model, concurrency, protocol, memory)
-                                runs.setdefault(key, []).append(result)
+                                runs.setdefault(key, [])
+                                if result is None:
+                                    continue
+                                runs[key].append(result)
                                 commands["/".join(map(str, key))] = " ".join(command)
                                 print(f"repeat {repeat + 1}: {model} c={concurrency} {protocol} "
                                       f"shm={memory}: {result['qps']:.0f}/s p50 "
@@ -151,8 +182,8 @@ def main() -> int:
         f"Triton's perf_analyzer (tritonclient 2.51.0) against one inferd serving demo models "
         f"with their default configs and `{WIDE}` (the mean of {WIDE_FEATURES} FP32 values, "
         f"1 MiB per request, a cheap model with a large input); median of {args.repeats} "
-        f"interleaved runs of 3 windows of {args.window_ms} ms each. HTTP sends binary tensors. `system`: "
-        "`--shared-memory system` (inputs and outputs in POSIX shared memory that "
+        f"interleaved runs of 3 windows of {args.window_ms} ms each. HTTP sends binary "
+        "tensors. `system`: `--shared-memory system` (inputs and outputs in POSIX shared memory that "
         "perf_analyzer registers; the request carries only their region names).", "",
         "## Shared memory against tensors in the request", "",
         "| model | concurrency | protocol | in request /s | shared memory /s | ratio | "
@@ -187,13 +218,20 @@ def main() -> int:
             lines.append(f"| {model} | {concurrency} | {http['qps']:.0f} | {grpc['qps']:.0f} | "
                          f"{grpc['qps'] / http['qps']:.2f}× | {http['p50_us']:.0f} | "
                          f"{grpc['p50_us']:.0f} | {added:+.0f} | {target} |")
+    if TIMEOUTS:
+        lines += ["", f"perf_analyzer hung {len(TIMEOUTS)} time(s) (killed after 120 s and run "
+                  "again); the server's queue and connections at that moment are in the JSON "
+                  "file's `timeouts`: " + "; ".join(
+                      f"{t['command'].split(' -i ')[1].split()[0]} "
+                      f"c={t['command'].split('--concurrency-range ')[1].split(':')[0]}: "
+                      f"{t['server']}" for t in TIMEOUTS)]
     lines += ["", "Each run's perf_analyzer command is in the JSON file."]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
     (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
         {"meta": meta, "runs": {"/".join(map(str, k)): v for k, v in runs.items()},
          "medians": {"/".join(map(str, k)): v for k, v in cells.items()},
-         "commands": commands}, indent=2) + "\n")
+         "commands": commands, "timeouts": TIMEOUTS}, indent=2) + "\n")
     print("\n".join(lines))
     return 0
 
