@@ -41,36 +41,10 @@ ModelManager::ModelManager(std::filesystem::path repository,
 
 ModelManager::~ModelManager() { StopAll(); }
 
-Backend* ModelManager::FindBackend(std::string_view name) const {
-  for (const auto& backend : backends_) {
-    if (backend->name() == name) return backend.get();
-  }
-  return nullptr;
-}
-
 absl::Status ModelManager::LoadAll() {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(repository_, ec)) {
-    return absl::NotFoundError(
-        StrCat("model repository '", repository_.string(), "' is not a readable folder"));
-  }
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(repository_, ec)) {
-    const std::string name = entry.path().filename().string();
-    // Hidden folders (.git, editor state, a copy in progress) are not models, nor are
-    // folders whose name no client could send.
-    if (!entry.is_directory(ec) || name.starts_with(".")) continue;
-    if (absl::Status valid = ValidateModelName(name); !valid.ok()) {
-      spdlog::warn("repository: skipping folder: {}", std::string(valid.message()));
-      continue;
-    }
-    names.push_back(name);
-  }
-  if (ec) {
-    return absl::UnavailableError(
-        StrCat("cannot list model repository '", repository_.string(), "': ", ec.message()));
-  }
-  std::sort(names.begin(), names.end());
+  absl::StatusOr<std::vector<std::string>> listed = ListModelFolders(repository_);
+  if (!listed.ok()) return listed.status();
+  const std::vector<std::string>& names = *listed;
   for (const std::string& wanted : options_.load_models) {
     if (!std::binary_search(names.begin(), names.end(), wanted)) {
       return absl::NotFoundError(StrCat("--load-model ", wanted, ": no folder '", wanted,
@@ -82,8 +56,10 @@ absl::Status ModelManager::LoadAll() {
   // before the first one loads.
   {
     MutexLock folder_lock(&folders_mu_);
-    std::vector<FolderContents> folders;
-    for (const std::string& name : names) folders.push_back(ReadModelFolder(name, nullptr));
+    std::vector<ModelFolder> folders;
+    for (const std::string& name : names) {
+      folders.push_back(ReadModelFolder(repository_, name, nullptr, backends_, options_.defaults));
+    }
     MutexLock lock(&mu_);
     for (size_t i = 0; i < names.size(); ++i) {
       const std::string& name = names[i];

@@ -42,6 +42,7 @@
 #include "core/backend.h"
 #include "core/model_observer.h"
 #include "core/repository/lifecycle_report.h"
+#include "core/repository/model_folder.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
 #include "core/version_key.h"
@@ -204,17 +205,8 @@ class ModelManager {
   // else unless lazy) and calls `done` when they end. `stable`: kWatch's settled versions.
   void Reconcile(const std::string& name, bool force, const std::vector<int64_t>* stable,
                  DoneCallback done);
-  // What a model's folder holds, read from the file system without mu_.
-  struct FolderContents {
-    absl::StatusOr<std::string> text;  // config.yaml, or one generated from the model file
-    absl::StatusOr<ModelConfig> config = absl::UnknownError("not read");  // parsed from `text`
-    Backend* backend = nullptr;     // the config's backend (config is an error without one)
-    std::vector<int64_t> versions;  // the version folders (kWatch: the settled ones)
-  };
-  FolderContents ReadModelFolder(const std::string& name, const std::vector<int64_t>* stable) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   // Makes what was read `entry`'s config and wanted versions.
-  void ApplyModelFolder(const std::string& name, ModelEntry& entry, FolderContents folder)
+  void ApplyModelFolder(const std::string& name, ModelEntry& entry, ModelFolder folder)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_, mu_);
   void Enqueue(LoadJob job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoaderLoop();
@@ -247,7 +239,6 @@ class ModelManager {
   std::shared_ptr<BackendModel> FindSharedWeights(const std::string& sha256,
                                                   const ModelEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Backend* FindBackend(std::string_view name) const;
   static std::string DeviceOf(const ModelEntry& entry);
   // Releases dropped models and returns their memory to the kernel.
   static void Release(std::vector<ModelHandle>* dropped);

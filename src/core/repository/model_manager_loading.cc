@@ -1,10 +1,8 @@
-// The model manager's loading side: reading model folders, the loader thread (integrity
+// The model manager's loading side: applying model folders, the loader thread (integrity
 // check, weight sharing, budget and eviction, load and warm-up, publication), and the
 // housekeeping thread (request wait timeouts, idle unloads).
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -17,37 +15,11 @@
 #include "core/repository/file_digest.h"
 #include "core/repository/model_loader.h"
 #include "core/repository/model_manager.h"
-#include "core/repository/version_dirs.h"
 #include "core/repository/version_policy.h"
 
 namespace inferd {
 
 namespace {
-
-absl::StatusOr<std::string> ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(StrCat(path.string(), ": cannot be read (missing?)"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// "backend: NAME" for a folder without config.yaml whose newest version folder holds the
-// model file of exactly one backend; nullopt otherwise.
-std::optional<std::string> ConfigFromModelFile(
-    const std::vector<std::unique_ptr<Backend>>& backends, const std::filesystem::path& dir) {
-  const std::vector<int64_t> versions = ScanVersionDirs(dir).versions;
-  if (versions.empty()) return std::nullopt;
-  const std::filesystem::path newest = dir / std::to_string(versions.back());
-  std::optional<std::string> found;
-  for (const auto& backend : backends) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(newest / backend->model_filename(), ec)) continue;
-    if (found) return std::nullopt;  // two engines' files: config.yaml must say which
-    found = StrCat("backend: ", backend->name(), "\n");
-  }
-  return found;
-}
 
 // A copy that shares no reference count with `status`: the loader thread drops its own
 // copies while the caller reads this one, and Debian's Abseil (not built for
@@ -106,49 +78,8 @@ void ModelManager::ReleaseLater(std::vector<ModelHandle>* dropped) {
   work_.NotifyAll();
 }
 
-ModelManager::FolderContents ModelManager::ReadModelFolder(
-    const std::string& name, const std::vector<int64_t>* stable) const {
-  FolderContents folder;
-  const std::filesystem::path dir = repository_ / name;
-  const std::filesystem::path config_path = dir / "config.yaml";
-  folder.text = ReadText(config_path);
-  std::error_code ec;
-  if (!folder.text.ok() && !std::filesystem::exists(config_path, ec)) {
-    // Like Triton: a folder with only a model file serves, its signature read from the file.
-    if (std::optional<std::string> generated = ConfigFromModelFile(backends_, dir)) {
-      folder.text = *generated;
-    }
-  }
-  folder.config = folder.text.ok() ? ParseModelConfig(*folder.text, name, config_path.string(),
-                                                      options_.defaults)
-                                   : absl::StatusOr<ModelConfig>(folder.text.status());
-  if (folder.config.ok()) {
-    folder.backend = FindBackend(folder.config->backend);
-    if (folder.backend == nullptr) {
-      std::vector<std::string_view> known;
-      for (const auto& b : backends_) known.push_back(b->name());
-      folder.config = absl::InvalidArgumentError(
-          StrCat(config_path.string(), ": backend: '", folder.config->backend,
-                 "' is not available in this build (available: ", StrJoin(known, ", "), ")"));
-    }
-  }
-  if (stable != nullptr) {
-    folder.versions = *stable;
-  } else {
-    VersionDirScan scan = ScanVersionDirs(dir);
-    for (const std::string& ignored : scan.ignored) {
-      spdlog::warn(
-          "model {}: ignoring folder '{}': version folders are named by a non-negative "
-          "integer without leading zeros",
-          name, ignored);
-    }
-    folder.versions = std::move(scan.versions);
-  }
-  return folder;
-}
-
 void ModelManager::ApplyModelFolder(const std::string& name, ModelEntry& entry,
-                                    FolderContents folder) {
+                                    ModelFolder folder) {
   absl::StatusOr<ModelConfig>& parsed = folder.config;
   if (!parsed.ok()) {
     if (entry.config) {
@@ -208,7 +139,7 @@ void ModelManager::Reconcile(const std::string& name, bool force,
     // The folder is read before mu_ is taken: requests for other models never wait for the
     // file system (or for a config generated from a model file).
     MutexLock folder_lock(&folders_mu_);
-    FolderContents folder = ReadModelFolder(name, stable);
+    ModelFolder folder = ReadModelFolder(repository_, name, stable, backends_, options_.defaults);
     MutexLock lock(&mu_);
     ModelEntry& entry = models_[name];
     if (entry.dir.empty()) entry.dir = repository_ / name;
