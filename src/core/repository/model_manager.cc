@@ -1,5 +1,7 @@
-// The model manager's public side: start-up, request routing to versions, the repository
-// API and reports. Loading, eviction and housekeeping are in model_manager_loading.cc.
+// The model manager's public side: requests (choosing the version, waiting for a load),
+// traffic rules, descriptions and reports, and shutdown. Start-up and the repository API
+// are in model_manager_repository.cc, loads in model_manager_loader.cc, timeouts and idle
+// unloads in model_manager_housekeeping.cc.
 #include "core/repository/model_manager.h"
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "common/strings.h"
 #include "core/infer_request.h"
 #include "core/memory/process_memory.h"
-#include "core/repository/model_name.h"
 #include "core/repository/repository_watcher.h"
 
 namespace inferd {
@@ -34,78 +35,13 @@ ModelManager::ModelManager(std::filesystem::path repository,
                            ModelManagerOptions options)
     : repository_(std::move(repository)),
       backends_(std::move(backends)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      resources_(options_.memory_budgets) {
   loader_ = std::thread([this] { LoaderLoop(); });
   housekeeping_ = std::thread([this] { HousekeepingLoop(); });
 }
 
 ModelManager::~ModelManager() { StopAll(); }
-
-absl::Status ModelManager::LoadAll() {
-  absl::StatusOr<std::vector<std::string>> listed = ListModelFolders(repository_);
-  if (!listed.ok()) return listed.status();
-  const std::vector<std::string>& names = *listed;
-  for (const std::string& wanted : options_.load_models) {
-    if (!std::binary_search(names.begin(), names.end(), wanted)) {
-      return absl::NotFoundError(StrCat("--load-model ", wanted, ": no folder '", wanted,
-                                        "' in the model repository ", repository_.string()));
-    }
-  }
-
-  // All configs first: backends size process-wide resources (thread pools) to every model
-  // before the first one loads.
-  {
-    MutexLock folder_lock(&folders_mu_);
-    std::vector<ModelFolder> folders;
-    for (const std::string& name : names) {
-      folders.push_back(ReadModelFolder(repository_, name, nullptr, backends_, options_.defaults));
-    }
-    MutexLock lock(&mu_);
-    for (size_t i = 0; i < names.size(); ++i) {
-      const std::string& name = names[i];
-      ModelEntry& entry = models_[name];
-      entry.dir = repository_ / name;
-      entry.requested = options_.control != ModelControl::kExplicit ||
-                        std::find(options_.load_models.begin(), options_.load_models.end(), name) !=
-                            options_.load_models.end();
-      ApplyModelFolder(name, entry, std::move(folders[i]));
-    }
-    for (const auto& backend : backends_) {
-      std::vector<const ModelConfig*> configs;
-      for (const auto& [name, entry] : models_) {
-        if (entry.config && entry.backend == backend.get()) configs.push_back(entry.config.get());
-      }
-      backend->Prepare(configs);
-    }
-    scanned_ = true;
-  }
-
-  Mutex done_mu;
-  CondVar done_cv;
-  size_t pending = names.size();
-  for (const std::string& name : names) {
-    Reconcile(name, /*force=*/false, nullptr, [&](const absl::Status&) {
-      MutexLock lock(&done_mu);
-      --pending;
-      done_cv.NotifyAll();
-    });
-  }
-  {
-    MutexLock lock(&done_mu);
-    done_cv.Wait(&done_mu, [&] { return pending == 0; });
-  }
-  if (options_.control == ModelControl::kWatch) {
-    watcher_ = std::make_unique<RepositoryWatcher>(
-        repository_,
-        RepositoryWatcher::Options{.poll_interval = options_.watch_interval,
-                                   .settle_interval = options_.settle_interval,
-                                   .time = options_.time},
-        [this](const std::string& name, const std::vector<int64_t>& stable) {
-          OnRepositoryChange(name, stable);
-        });
-  }
-  return absl::OkStatus();
-}
 
 namespace {
 
@@ -231,7 +167,7 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
             const TimePoint deadline =
                 timeout_us > 0 ? options_.time->Now() + std::chrono::microseconds(timeout_us)
                                : TimePoint::max();
-            v.waiters.push_back(Waiter{deadline, std::move(done)});
+            v.waiters.Add(deadline, std::move(done));
             work_.NotifyAll();
             return;
           }
@@ -255,54 +191,6 @@ absl::StatusOr<int64_t> ModelManager::ResolveLabel(std::string_view name,
                                       "' (labels: ", StrJoin(known, ", "), ")"));
   }
   return it->second;
-}
-
-absl::Status ModelManager::Load(std::string_view name) {
-  Mutex mu;
-  CondVar cv;
-  std::optional<absl::Status> result;
-  LoadAsync(name, [&](absl::Status status) {
-    MutexLock lock(&mu);
-    result = std::move(status);
-    cv.NotifyAll();
-  });
-  MutexLock lock(&mu);
-  cv.Wait(&mu, [&] { return result.has_value(); });
-  return *result;
-}
-
-void ModelManager::LoadAsync(std::string_view name, DoneCallback done) {
-  // Checked before the name becomes a path: no "..", no separator, nothing unprintable.
-  if (absl::Status valid = ValidateModelName(name); !valid.ok()) return done(valid);
-  std::error_code ec;
-  const std::string model(name);
-  if (!std::filesystem::is_directory(repository_ / model, ec)) {
-    return done(absl::NotFoundError(StrCat("no model folder '", name, "' in the repository")));
-  }
-  Reconcile(model, /*force=*/true, nullptr, std::move(done));
-}
-
-absl::Status ModelManager::Unload(std::string_view name) {
-  std::vector<ModelHandle> dropped;
-  Callbacks callbacks;
-  {
-    MutexLock lock(&mu_);
-    auto found = models_.find(name);
-    if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-    ModelEntry& entry = found->second;
-    entry.requested = false;
-    for (auto& [version, v] : entry.versions) {
-      if (v.state == ModelState::kReady || v.state == ModelState::kLoading ||
-          v.state == ModelState::kUnloaded) {
-        UnloadVersion(found->first, version, v, ModelState::kUnloaded, "unloaded by request",
-                      &dropped, &callbacks);
-      }
-    }
-    counters_.unloads += dropped.size();
-  }
-  for (auto& callback : callbacks) callback();
-  ReleaseLater(&dropped);
-  return absl::OkStatus();
 }
 
 absl::Status ModelManager::SetTrafficRules(std::string_view name, TrafficRules rules) {
@@ -435,8 +323,10 @@ LifecycleReport ModelManager::Report() const {
       report.versions.push_back(std::move(row));
     }
   }
+  const std::vector<VersionFootprint> footprints = Footprints();
   for (const auto& [device, unused] : devices) {
-    report.devices.push_back({device, BudgetBytes(device), UsedBytes(device)});
+    report.devices.push_back(
+        {device, resources_.BudgetBytes(device), ResourceTracker::UsedBytes(device, footprints)});
   }
   return report;
 }
@@ -468,12 +358,7 @@ void ModelManager::StopAll() {
     for (auto& [name, entry] : models_) {
       for (auto& [version, v] : entry.versions) {
         if (v.handle) handles.push_back(v.handle);
-        for (Waiter& waiter : v.waiters) {
-          callbacks.push_back([done = std::move(waiter.done)] {
-            done(absl::UnavailableError("the server is shutting down"));
-          });
-        }
-        v.waiters.clear();
+        v.waiters.Fail(absl::StatusCode::kUnavailable, "the server is shutting down", &callbacks);
       }
     }
   }

@@ -42,7 +42,9 @@
 #include "core/backend.h"
 #include "core/model_observer.h"
 #include "core/repository/lifecycle_report.h"
+#include "core/repository/load_waiters.h"
 #include "core/repository/model_folder.h"
+#include "core/repository/resource_tracker.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
 #include "core/version_key.h"
@@ -77,7 +79,7 @@ struct ModelManagerOptions {
 
 class ModelManager {
  public:
-  using AcquireCallback = std::function<void(absl::StatusOr<ModelHandle>)>;
+  using AcquireCallback = LoadWaiters::Callback;
   using DoneCallback = std::function<void(absl::Status)>;
 
   // `backends` are the engines this build has, looked up by config.yaml's `backend`.
@@ -156,10 +158,13 @@ class ModelManager {
   void OnRepositoryChange(const std::string& name, const std::vector<int64_t>& stable);
 
  private:
-  struct Waiter {
-    TimePoint deadline;  // TimePoint::max(): none
-    AcquireCallback done;
-  };
+  // Everything below is guarded by mu_ unless it says otherwise. The work is split by job:
+  //   model_manager.cc               public API: requests, the repository API, reports
+  //   model_manager_repository.cc    start-up, Load/Unload, applying what a folder holds
+  //   model_manager_loader.cc        the loader thread: one load, step by step; eviction
+  //   model_manager_housekeeping.cc  timeouts, idle unloads, unloading and releasing
+  // Reading a folder is model_folder.h's, the memory budget resource_tracker.h's and the
+  // requests waiting for a load load_waiters.h's.
   struct VersionEntry {
     ModelState state = ModelState::kUnloaded;
     std::string reason;
@@ -172,7 +177,7 @@ class ModelManager {
     double last_load_ms = 0;
     uint64_t loads = 0, reloads = 0, evictions = 0, requests = 0;
     bool evicted = false;  // the next load is a reload
-    std::vector<Waiter> waiters;
+    LoadWaiters waiters;
   };
   struct ModelEntry {
     std::filesystem::path dir;
@@ -199,8 +204,12 @@ class ModelManager {
     bool replace = false;  // reload a READY version (new config) while it keeps serving
     std::shared_ptr<JobGroup> group;
   };
-  using Callbacks = std::vector<std::function<void()>>;
+  // What one load works from, gathered step by step (model_manager_loader.cc).
+  struct LoadPlan;
+  struct LoadedVersion;
+  using Callbacks = LoadWaiters::Answers;
 
+  // --- model_manager_repository.cc
   // Re-reads `name`'s folder; queues loads of wanted versions (all of them when `force`,
   // else unless lazy) and calls `done` when they end. `stable`: kWatch's settled versions.
   void Reconcile(const std::string& name, bool force, const std::vector<int64_t>* stable,
@@ -208,29 +217,46 @@ class ModelManager {
   // Makes what was read `entry`'s config and wanted versions.
   void ApplyModelFolder(const std::string& name, ModelEntry& entry, ModelFolder folder)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_, mu_);
-  void Enqueue(LoadJob job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void LoaderLoop();
-  void RunLoadJob(const LoadJob& job);
-  void HousekeepingLoop();
 
+  // --- model_manager.cc
   // Picks the version for a request; NotFound/Unavailable when there is none.
   absl::StatusOr<int64_t> ChooseVersion(std::string_view name, const ModelEntry& entry,
                                         std::optional<int64_t> version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // --- model_manager_loader.cc
+  void Enqueue(LoadJob job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LoaderLoop();
+  // One load, in the steps below; no lock is held while a file is read or a model loads.
+  void RunLoadJob(const LoadJob& job);
+  // Step 1 (mu_): what the model's entry says about the version to load.
+  LoadPlan PlanLoad(const LoadJob& job) ABSL_LOCKS_EXCLUDED(mu_);
+  // Step 2 (no lock): the file's SHA-256 against config.yaml's, and the memory estimate.
+  static absl::Status CheckModelFile(LoadPlan& plan);
+  // Step 3 (mu_): the instance cap, shared weights, and room in the budget (evicting idle
+  // models into `dropped`), reserved for the load.
+  absl::Status ReserveMemory(LoadPlan& plan, std::vector<ModelHandle>* dropped)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Step 4 (no lock): the engine load and warm-up.
+  absl::Status LoadEngine(const LoadPlan& plan, LoadedVersion* loaded) const;
+  // Step 5 (mu_): makes the loaded version READY and answers its waiters, unless it was
+  // unloaded meanwhile or its measured size does not fit (returned).
+  absl::Status PublishLoaded(const LoadJob& job, const LoadPlan& plan, LoadedVersion loaded,
+                             std::vector<ModelHandle>* dropped, Callbacks* callbacks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Step 5, when the load failed: the version's state and reason, its waiters answered.
+  void RecordLoadFailure(const LoadJob& job, const absl::Status& failure, Callbacks* callbacks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Step 5: the job's group learns its outcome; the last job of a group answers it.
+  void FinishJobGroup(const LoadJob& job, const absl::Status& failure, Callbacks* callbacks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Evicts idle unpinned models of `device` until `needed` more bytes fit for `loading` (whose
   // own model's versions are never evicted); their handles go to `dropped` (released by the
   // caller, outside the lock).
   absl::Status MakeRoom(const std::string& device, uint64_t needed, const VersionKey& loading,
                         std::vector<ModelHandle>* dropped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  uint64_t UsedBytes(const std::string& device) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  uint64_t BudgetBytes(std::string_view device) const;
-  // Stops serving one version: its handle goes to `dropped`, waiters get `why`.
-  void UnloadVersion(const std::string& name, int64_t version, VersionEntry& entry,
-                     ModelState state, const std::string& reason, std::vector<ModelHandle>* dropped,
-                     Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After a load: unloads READY versions the policy no longer wants.
-  void DropUnwanted(const std::string& name, ModelEntry& entry, std::vector<ModelHandle>* dropped,
-                    Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every version as the resource tracker counts it.
+  std::vector<VersionFootprint> Footprints() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // ResourceExhausted when loading `config` for (name, version) would run more execution
   // instances in this process than options_.max_total_instances (the version's current
   // instances, replaced by the load, are not counted).
@@ -240,6 +266,20 @@ class ModelManager {
                                                   const ModelEntry& entry) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static std::string DeviceOf(const ModelEntry& entry);
+  // A copy that shares no reference count with `status`: the loader thread drops its own
+  // copies while the caller reads this one, and Debian's Abseil (not built for
+  // ThreadSanitizer) hides its atomic reference counting from TSan.
+  static absl::Status Detached(const absl::Status& status);
+
+  // --- model_manager_housekeeping.cc
+  void HousekeepingLoop();
+  // Stops serving one version: its handle goes to `dropped`, waiters get `why`.
+  void UnloadVersion(const std::string& name, int64_t version, VersionEntry& entry,
+                     ModelState state, const std::string& reason, std::vector<ModelHandle>* dropped,
+                     Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a load: unloads READY versions the policy no longer wants.
+  void DropUnwanted(const std::string& name, ModelEntry& entry, std::vector<ModelHandle>* dropped,
+                    Callbacks* callbacks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases dropped models and returns their memory to the kernel.
   static void Release(std::vector<ModelHandle>* dropped);
   // Hands dropped models to the housekeeping thread to release: the caller may be an I/O
@@ -249,6 +289,7 @@ class ModelManager {
   const std::filesystem::path repository_;
   const std::vector<std::unique_ptr<Backend>> backends_;
   const ModelManagerOptions options_;
+  const ResourceTracker resources_;  // budgets from options_
 
   // Held while a folder is read and applied (Reconcile, LoadAll), so that an older read of a
   // folder never replaces a newer one; the file-system work happens under it, not under mu_.
