@@ -5,6 +5,7 @@
 #include "core/repository/model_manager.h"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -58,7 +59,57 @@ std::vector<int64_t> ServedVersions(const Entry& entry) {
   return served;
 }
 
+// Uniform in [0, 1), for traffic weights: one engine per thread, so that requests share
+// no lock (and no engine state) to draw.
+double UniformDraw() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
 }  // namespace
+
+std::shared_ptr<const ServingSnapshot> ModelManager::Snapshot() const {
+  MutexLock lock(&snapshot_mu_);
+  return snapshot_;
+}
+
+void ModelManager::PublishSnapshot() {
+  auto snapshot = std::make_shared<ServingSnapshot>();
+  for (const auto& [name, entry] : models_) {
+    ServingModel& model =
+        snapshot->models.emplace_hint(snapshot->models.end(), name, ServingModel{})->second;
+    model.config = entry.config;
+    model.config_ok = entry.config_status.ok();
+    if (!model.config_ok) model.unavailable = std::string(entry.config_status.message());
+    model.traffic = entry.traffic;
+    for (const auto& [version, v] : entry.versions) {
+      if (v.state == ModelState::kReady && v.handle) {
+        model.ready.push_back({version, v.handle, v.usage});
+      }
+    }
+  }
+  std::shared_ptr<const ServingSnapshot> old;
+  {
+    MutexLock lock(&snapshot_mu_);
+    old = std::exchange(snapshot_, std::move(snapshot));
+  }
+  // `old` goes here, or with the last request still reading it: it holds no model alive.
+}
+
+ModelHandle ModelManager::ServeFromSnapshot(std::string_view name, std::optional<int64_t> version,
+                                            bool inference) const {
+  const std::shared_ptr<const ServingSnapshot> snapshot = Snapshot();
+  const ServingModel* model = snapshot->Find(name);
+  if (model == nullptr) return nullptr;
+  std::optional<double> u;
+  if (inference && !model->traffic.weights.empty()) u = UniformDraw();
+  const ServingVersion* chosen = ChooseServingVersion(*model, version, u);
+  if (chosen == nullptr) return nullptr;
+  ModelHandle handle = chosen->model.lock();
+  // Null: unloaded since the snapshot was made; mu_ knows what happened to it.
+  if (handle != nullptr && inference) chosen->usage->RecordRequest(options_.time->Now());
+  return handle;
+}
 
 absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const ModelEntry& entry,
                                                     std::optional<int64_t> version) {
@@ -78,7 +129,7 @@ absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const
     return *version;
   }
   if (!entry.traffic.weights.empty()) {
-    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(random_);
+    const double u = UniformDraw();
     if (std::optional<int64_t> picked = PickWeightedVersion(entry.traffic, u)) {
       if (auto it = entry.versions.find(*picked);
           it != entry.versions.end() && it->second.state == ModelState::kReady) {
@@ -100,6 +151,7 @@ absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const
 
 absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
                                                   std::optional<int64_t> version) const {
+  if (ModelHandle ready = ServeFromSnapshot(name, version, /*inference=*/false)) return ready;
   MutexLock lock(&mu_);
   auto found = models_.find(name);
   if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
@@ -131,6 +183,11 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
     return done(absl::InvalidArgumentError(
         StrCat("timeout ", timeout_us, " us is out of range 0..", kMaxTimeoutUs, " (one day)")));
   }
+  // A READY version: from the snapshot, without mu_. The rest (errors, versions that must
+  // load first, one unloaded a moment ago) below, under mu_.
+  if (ModelHandle ready = ServeFromSnapshot(name, version, /*inference=*/true)) {
+    return done(std::move(ready));
+  }
   absl::StatusOr<ModelHandle> answer;
   {
     MutexLock lock(&mu_);
@@ -144,8 +201,7 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
         answer = chosen.status();
       } else {
         VersionEntry& v = entry.versions[*chosen];
-        ++v.requests;
-        v.last_used = options_.time->Now();
+        v.usage->RecordRequest(options_.time->Now());
         switch (v.state) {
           case ModelState::kReady:
             answer = v.handle;
@@ -180,13 +236,13 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
 
 absl::StatusOr<int64_t> ModelManager::ResolveLabel(std::string_view name,
                                                    std::string_view label) const {
-  MutexLock lock(&mu_);
-  auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-  auto it = found->second.traffic.labels.find(label);
-  if (it == found->second.traffic.labels.end()) {
+  const std::shared_ptr<const ServingSnapshot> snapshot = Snapshot();
+  const ServingModel* model = snapshot->Find(name);
+  if (model == nullptr) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  auto it = model->traffic.labels.find(label);
+  if (it == model->traffic.labels.end()) {
     std::vector<std::string_view> known;
-    for (const auto& [l, v] : found->second.traffic.labels) known.push_back(l);
+    for (const auto& [l, v] : model->traffic.labels) known.push_back(l);
     return absl::NotFoundError(StrCat("model '", name, "' has no label '", label,
                                       "' (labels: ", StrJoin(known, ", "), ")"));
   }
@@ -205,6 +261,7 @@ absl::Status ModelManager::SetTrafficRules(std::string_view name, TrafficRules r
     return absl::InvalidArgumentError(StrCat("model '", name, "': ", valid.message()));
   }
   found->second.traffic = std::move(rules);
+  PublishSnapshot();
   spdlog::info("model {}: traffic rules replaced", found->first);
   return absl::OkStatus();
 }
@@ -218,14 +275,14 @@ absl::StatusOr<TrafficRules> ModelManager::GetTrafficRules(std::string_view name
 
 absl::StatusOr<std::shared_ptr<const ModelConfig>> ModelManager::ConfigOf(
     std::string_view name) const {
-  MutexLock lock(&mu_);
-  auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
-  if (!found->second.config_status.ok() || !found->second.config) {
+  const std::shared_ptr<const ServingSnapshot> snapshot = Snapshot();
+  const ServingModel* model = snapshot->Find(name);
+  if (model == nullptr) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (!model->config_ok || !model->config) {
     return absl::UnavailableError(
-        StrCat("model '", name, "' is unavailable: ", found->second.config_status.message()));
+        StrCat("model '", name, "' is unavailable: ", model->unavailable));
   }
-  return found->second.config;
+  return model->config;
 }
 
 absl::StatusOr<ModelManager::Description> ModelManager::Describe(std::string_view name) const {
@@ -314,10 +371,11 @@ LifecycleReport ModelManager::Report() const {
       row.loads = v.loads;
       row.reloads = v.reloads;
       row.evictions = v.evictions;
-      row.requests = v.requests;
+      row.requests = v.usage->requests();
       if (v.state == ModelState::kReady) {
         row.idle_ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - v.last_used).count();
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - v.usage->last_used())
+                .count();
         row.shared_weights = v.handle->backend_model().use_count() > 1;
       }
       report.versions.push_back(std::move(row));

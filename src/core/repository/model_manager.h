@@ -18,7 +18,9 @@
 // callback when the load ends or their timeout passes.
 //
 // Thread-safety: all public methods are thread-safe. No lock is held across a load, an
-// engine call or a callback.
+// engine call or a callback. Requests for a READY version (Acquire, AcquireForInference,
+// ConfigOf, ResolveLabel) read an immutable serving snapshot (serving_snapshot.h) and never
+// wait for the manager's lock, which loads, reports and the repository API take.
 #ifndef INFERD_CORE_REPOSITORY_MODEL_MANAGER_H_
 #define INFERD_CORE_REPOSITORY_MODEL_MANAGER_H_
 
@@ -29,7 +31,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -45,6 +46,7 @@
 #include "core/repository/load_waiters.h"
 #include "core/repository/model_folder.h"
 #include "core/repository/resource_tracker.h"
+#include "core/repository/serving_snapshot.h"
 #include "core/repository/traffic_rules.h"
 #include "core/served_model.h"
 #include "core/version_key.h"
@@ -173,9 +175,11 @@ class ModelManager {
     uint64_t reserved_bytes = 0;  // counted while LOADING
     uint64_t rss_growth_bytes = 0;
     std::string sha256;
-    TimePoint last_used{};
     double last_load_ms = 0;
-    uint64_t loads = 0, reloads = 0, evictions = 0, requests = 0;
+    uint64_t loads = 0, reloads = 0, evictions = 0;
+    // Requests and last use, shared with the serving snapshots that name this version
+    // (requests update it without mu_).
+    std::shared_ptr<VersionUsage> usage = std::make_shared<VersionUsage>();
     bool evicted = false;  // the next load is a reload
     LoadWaiters waiters;
   };
@@ -219,6 +223,16 @@ class ModelManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(folders_mu_, mu_);
 
   // --- model_manager.cc
+  // The snapshot in force (never null).
+  std::shared_ptr<const ServingSnapshot> Snapshot() const ABSL_LOCKS_EXCLUDED(snapshot_mu_);
+  // A READY version for `name` from the snapshot, without mu_: the one an inference request
+  // gets (traffic weights, its request counted) when `inference`, else the one Acquire
+  // returns. Null when the snapshot cannot answer; the caller then takes mu_.
+  ModelHandle ServeFromSnapshot(std::string_view name, std::optional<int64_t> version,
+                                bool inference) const;
+  // Makes what models_ serves now the snapshot requests read. Called before mu_ is released
+  // by every change to a model's config, config status, traffic rules or READY versions.
+  void PublishSnapshot() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(snapshot_mu_);
   // Picks the version for a request; NotFound/Unavailable when there is none.
   absl::StatusOr<int64_t> ChooseVersion(std::string_view name, const ModelEntry& entry,
                                         std::optional<int64_t> version)
@@ -302,7 +316,11 @@ class ModelManager {
   bool scanned_ ABSL_GUARDED_BY(mu_) = false;
   LifecycleCounters counters_ ABSL_GUARDED_BY(mu_);
   std::vector<ModelHandle> graveyard_ ABSL_GUARDED_BY(mu_);  // see ReleaseLater
-  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_){std::random_device{}()};
+
+  // Guards only the pointer: readers copy it, PublishSnapshot (under mu_) replaces it.
+  mutable Mutex snapshot_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::shared_ptr<const ServingSnapshot> snapshot_ ABSL_GUARDED_BY(snapshot_mu_) =
+      std::make_shared<const ServingSnapshot>();
 
   std::thread loader_;
   std::thread housekeeping_;

@@ -34,6 +34,7 @@ void ModelManager::Housekeep() {
   std::vector<ModelHandle> dropped;
   {
     MutexLock lock(&mu_);
+    bool unloaded = false;
     dropped.swap(graveyard_);
     const TimePoint now = options_.time->Now();
     for (auto& [name, entry] : models_) {
@@ -49,7 +50,9 @@ void ModelManager::Housekeep() {
             },
             &callbacks);
         if (idle_s > 0 && v.state == ModelState::kReady && v.handle.use_count() == 1 &&
-            v.handle->in_flight() == 0 && now - v.last_used >= std::chrono::seconds(idle_s)) {
+            v.handle->in_flight() == 0 &&
+            now - v.usage->last_used() >= std::chrono::seconds(idle_s)) {
+          unloaded = true;
           ++counters_.idle_unloads;
           v.evicted = true;
           UnloadVersion(name, version, v, ModelState::kUnloaded,
@@ -60,6 +63,7 @@ void ModelManager::Housekeep() {
         }
       }
     }
+    if (unloaded) PublishSnapshot();
   }
   for (auto& callback : callbacks) callback();
   Release(&dropped);

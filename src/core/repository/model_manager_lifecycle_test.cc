@@ -1,6 +1,7 @@
 // The model manager's lifecycle with a fake engine: version policies, lazy loading, the
 // memory budget and LRU eviction, pinning, integrity, weight sharing, zero-downtime
 // reloads and traffic rules.
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -387,6 +388,42 @@ TEST_F(ModelLifecycleTest, IdleModelIsUnloadedAndReloadsOnItsNextRequest) {
   ASSERT_TRUE(AcquireForInference("m").ok());
   EXPECT_EQ(manager_->Report().counters.idle_unloads, 1u);
   EXPECT_EQ(manager_->Report().counters.reloads, 1u);
+}
+
+// Requests for a READY version read the serving snapshot without the manager's lock, so
+// they race with unloads: each must get a version that stays alive while it holds it, or
+// the answer the manager gives under its lock (here: not loaded), never a stopped model or
+// a crash. Also run under ThreadSanitizer (scripts/tsan-tests).
+TEST_F(ModelLifecycleTest, RequestsRacingUnloadsGetALiveVersionOrTheManagersAnswer) {
+  AddModel("m", {1});
+  Start();
+  std::atomic<bool> stop{false};
+  std::atomic<int> served{0};
+  std::vector<std::thread> requests;
+  for (int t = 0; t < 2; ++t) {
+    requests.emplace_back([&] {
+      while (!stop.load()) {
+        absl::StatusOr<ModelHandle> handle = AcquireForInference("m");
+        if (handle.ok()) {
+          EXPECT_EQ((*handle)->version(), 1);
+          EXPECT_EQ((*handle)->config().name, "m");
+          ++served;
+        } else {
+          EXPECT_EQ(handle.status().code(), absl::StatusCode::kUnavailable) << handle.status();
+        }
+        EXPECT_TRUE(manager_->ConfigOf("m").ok());
+      }
+    });
+  }
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(manager_->Unload("m").ok());
+    ASSERT_TRUE(manager_->Load("m").ok());
+  }
+  stop = true;
+  for (std::thread& thread : requests) thread.join();
+  EXPECT_GT(served.load(), 0);
+  EXPECT_EQ(StateOf("m", 1), ModelState::kReady);
+  EXPECT_TRUE(AcquireForInference("m").ok());
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ std::vector<VersionFootprint> ModelManager::Footprints() const {
       const bool busy =
           ready && v.handle && (v.handle.use_count() > 1 || v.handle->in_flight() > 0);
       footprints.push_back({VersionKey{name, version}, device, ready, v.memory_bytes,
-                            v.reserved_bytes, v.sha256, v.last_used, pinned, busy});
+                            v.reserved_bytes, v.sha256, v.usage->last_used(), pinned, busy});
     }
   }
   return footprints;
@@ -107,9 +107,9 @@ absl::Status ModelManager::MakeRoom(const std::string& device, uint64_t needed,
   Callbacks unused;
   for (const auto& [name, version] : *victims) {
     VersionEntry& v = models_[name].versions[version];
-    const int64_t idle_s =
-        std::chrono::duration_cast<std::chrono::seconds>(options_.time->Now() - v.last_used)
-            .count();
+    const int64_t idle_s = std::chrono::duration_cast<std::chrono::seconds>(options_.time->Now() -
+                                                                            v.usage->last_used())
+                               .count();
     spdlog::info("memory: evicting {} ({}, idle {} s, least recently used) to load {} on {}",
                  VersionKey{name, version}.ToString(), FormatBytes(v.memory_bytes), idle_s,
                  loading.ToString(), device);
@@ -197,6 +197,7 @@ void ModelManager::RunLoadJob(const LoadJob& job) {
     if (loaded.model) failure = PublishLoaded(job, plan, std::move(loaded), &dropped, &callbacks);
     if (!failure.ok()) RecordLoadFailure(job, failure, &callbacks);
     FinishJobGroup(job, failure, &callbacks);
+    PublishSnapshot();
   }
   if (options_.observers != nullptr) {
     options_.observers->OnModelLoadFinished(job.name, job.version, Clock::now() - start, failure);
@@ -255,6 +256,7 @@ absl::Status ModelManager::ReserveMemory(LoadPlan& plan, std::vector<ModelHandle
   const uint64_t needed = plan.shared ? 0 : plan.estimate;
   if (failure.ok()) failure = MakeRoom(plan.device, needed, plan.key, dropped);
   if (failure.ok()) entry.versions[plan.key.version].reserved_bytes = needed;
+  PublishSnapshot();  // MakeRoom may have evicted
   return failure;
 }
 
@@ -312,7 +314,7 @@ absl::Status ModelManager::PublishLoaded(const LoadJob& job, const LoadPlan& pla
   v.memory_bytes = bytes;
   v.rss_growth_bytes = loaded.rss_growth_bytes;
   v.sha256 = plan.sha256;
-  v.last_used = options_.time->Now();
+  v.usage->Touch(options_.time->Now());
   v.last_load_ms = loaded.load_ms;
   ++v.loads;
   ++counters_.loads;

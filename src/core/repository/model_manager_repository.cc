@@ -53,6 +53,7 @@ absl::Status ModelManager::LoadAll() {
       backend->Prepare(configs);
     }
     scanned_ = true;
+    PublishSnapshot();
   }
 
   Mutex done_mu;
@@ -124,6 +125,7 @@ absl::Status ModelManager::Unload(std::string_view name) {
       }
     }
     counters_.unloads += dropped.size();
+    PublishSnapshot();
   }
   for (auto& callback : callbacks) callback();
   ReleaseLater(&dropped);
@@ -223,6 +225,7 @@ void ModelManager::Reconcile(const std::string& name, bool force,
     // `done` itself.
     nothing_queued = group->pending == 0;
     if (nothing_queued) DropUnwanted(name, entry, &dropped, &callbacks);
+    PublishSnapshot();
   }
   for (auto& callback : callbacks) callback();
   ReleaseLater(&dropped);
