@@ -161,7 +161,8 @@ class ModelManager {
 
  private:
   // Everything below is guarded by mu_ unless it says otherwise. The work is split by job:
-  //   model_manager.cc               public API: requests, the repository API, reports
+  //   model_manager.cc               requests (the serving snapshot first), traffic rules,
+  //                                  descriptions, reports, shutdown
   //   model_manager_repository.cc    start-up, Load/Unload, applying what a folder holds
   //   model_manager_loader.cc        the loader thread: one load, step by step; eviction
   //   model_manager_housekeeping.cc  timeouts, idle unloads, unloading and releasing
