@@ -88,7 +88,8 @@ TIMEOUTS: list[dict] = []  # runs that hung, with what the server said at that m
 def server_state(server: InferdServer, model: str) -> dict:
     """What to look at when perf_analyzer hangs: the model's queue and the open connections."""
     stats = server.get(f"/v2/models/{model}/stats").json()["model_stats"]
-    sockets = subprocess.run(["ss", "-tnH", "state", "established", f"sport = :{server.port}"],
+    sockets = subprocess.run(["ss", "-tnH", "state", "established",
+                              f"( sport = :{server.port} )"],
                              capture_output=True, text=True).stdout.splitlines()
     return {"queue_depth": [s.get("queue_depth") for s in stats],
             "inference_count": [s.get("inference_count") for s in stats],
@@ -136,9 +137,21 @@ def main() -> int:
                                                        "perf_analyzer"))
     parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
     parser.add_argument("--name", default="shared-memory")
+    parser.add_argument("--render", type=Path,
+                        help="write the tables again from this JSON file's runs (measures "
+                             "nothing)")
     args = parser.parse_args()
     models = args.models.split(",")
     levels = [int(c) for c in args.concurrency.split(",")]
+
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        TIMEOUTS.extend(saved.get("timeouts", []))
+        runs = {tuple(int(part) if part.isdigit() else part for part in key.split("/")): value
+                for key, value in saved["runs"].items()}
+        models = list(dict.fromkeys(key[0] for key in runs))
+        levels = sorted({key[1] for key in runs})
+        return write_report(args, saved["meta"], runs, saved["commands"], models, levels)
 
     load_before = result_file.load()
     runs: dict[tuple, list[dict]] = {}
@@ -175,6 +188,11 @@ def main() -> int:
     meta = result_file.meta([str(INFERD_BINARY), args.perf_analyzer],
                             "bench/shared_memory_bench.py " + " ".join(sys.argv[1:]),
                             load_before, load_after)
+    return write_report(args, meta, runs, commands, models, levels)
+
+
+def write_report(args, meta: dict, runs: dict, commands: dict, models: list[str],
+                 levels: list[int]) -> int:
     cells = {key: median_cell(value) for key, value in runs.items()}
     date = datetime.date.today().isoformat()
     lines = [f"# Shared memory and gRPC against HTTP ({date})", ""] + result_file.header(meta) + [
@@ -197,9 +215,10 @@ def main() -> int:
                      f"{shared['qps']:.0f} | {shared['qps'] / cell['qps']:.2f}× | "
                      f"{cell['p50_us']:.0f} | {shared['p50_us']:.0f} |")
     lines += ["", "## gRPC against binary HTTP, same client (tensors in the request)", "",
-              "Issue 16's targets: gRPC throughput at concurrency 64 at least binary HTTP's, "
-              "and gRPC p50 at concurrency 1 within 100 µs of HTTP's (the same client and "
-              "model, so the difference is the transport's added latency).", "",
+              "Issue 16's throughput target, checked on mlp_scorer: gRPC at concurrency 64 at "
+              "least binary HTTP's. Its latency target (ModelInfer within 100 µs of an empty "
+              "RPC at one client) is bench/grpc_ab.py's; here the gRPC − HTTP column is the "
+              "difference between the two transports for the same client and model.", "",
               "| model | concurrency | HTTP /s | gRPC /s | gRPC / HTTP | HTTP p50 µs | "
               "gRPC p50 µs | gRPC − HTTP p50 µs | target |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -211,13 +230,15 @@ def main() -> int:
                 continue
             added = grpc["p50_us"] - http["p50_us"]
             target = ""
-            if concurrency == 64:
-                target = "met" if grpc["qps"] >= http["qps"] else "missed (throughput)"
-            elif concurrency == 1:
-                target = "met" if added <= 100 else "missed (latency)"
+            if model == "mlp_scorer" and concurrency == 64:
+                target = "met" if grpc["qps"] >= http["qps"] else "missed"
             lines.append(f"| {model} | {concurrency} | {http['qps']:.0f} | {grpc['qps']:.0f} | "
                          f"{grpc['qps'] / http['qps']:.2f}× | {http['p50_us']:.0f} | "
                          f"{grpc['p50_us']:.0f} | {added:+.0f} | {target} |")
+    if 64 not in levels:
+        lines += ["", "Concurrency 64 is not in this run: perf_analyzer over HTTP at 64 "
+                  "requests did not finish its measurement on this 2-core machine (see the "
+                  "timeouts below when a run has them)."]
     if TIMEOUTS:
         lines += ["", f"perf_analyzer hung {len(TIMEOUTS)} time(s) (killed after 120 s and run "
                   "again); the server's queue and connections at that moment are in the JSON "
