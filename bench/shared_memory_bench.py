@@ -193,13 +193,14 @@ def main() -> int:
 
 def write_report(args, meta: dict, runs: dict, commands: dict, models: list[str],
                  levels: list[int]) -> int:
+    repeats = max((len(value) for value in runs.values()), default=0)
     cells = {key: median_cell(value) for key, value in runs.items()}
     date = datetime.date.today().isoformat()
     lines = [f"# Shared memory and gRPC against HTTP ({date})", ""] + result_file.header(meta) + [
         "",
         f"Triton's perf_analyzer (tritonclient 2.51.0) against one inferd serving demo models "
         f"with their default configs and `{WIDE}` (the mean of {WIDE_FEATURES} FP32 values, "
-        f"1 MiB per request, a cheap model with a large input); median of {args.repeats} "
+        f"1 MiB per request, a cheap model with a large input); median of {repeats} "
         f"interleaved runs of 3 windows of {args.window_ms} ms each. HTTP sends binary "
         "tensors. `system`: `--shared-memory system` (inputs and outputs in POSIX shared memory that "
         "perf_analyzer registers; the request carries only their region names).", "",
