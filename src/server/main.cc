@@ -151,10 +151,6 @@ int Run(const ServerOptions& options) {
                                    .dashboard = dashboard.get(),
                                    .access = access->policy.get(),
                                    .shared_memory = &shared_memory});
-  // Threads that read requests and write replies, per protocol: a quarter of the cores by
-  // default, as the model's execution threads need the rest.
-  const int io_threads =
-      options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   // gRPC first: once HTTP answers ready, both protocols are served.
   GrpcServer grpc_server(
       GrpcServerOptions{.host = options.host,
@@ -162,8 +158,7 @@ int Run(const ServerOptions& options) {
                         .max_message_bytes = options.max_request_bytes,
                         .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s),
                         .tls_cert_pem = tls.cert_chain,
-                        .tls_key_pem = tls.private_key,
-                        .infer_threads = io_threads},
+                        .tls_key_pem = tls.private_key},
       GrpcContext{.inference = &inference,
                   .models = &models,
                   .server_version = std::string(kInferdVersion),
@@ -180,7 +175,8 @@ int Run(const ServerOptions& options) {
   HttpServerOptions http;
   http.host = options.host;
   http.port = options.http_port;
-  http.io_threads = io_threads;
+  http.io_threads =
+      options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   http.max_request_bytes = options.max_request_bytes;
   http.header_timeout = std::chrono::seconds(options.header_timeout_s);
   http.body_timeout = std::chrono::seconds(options.body_timeout_s);

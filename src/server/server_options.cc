@@ -60,8 +60,7 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
                  "scripts that pass port 0)")
       ->envname("INFERD_PORT_FILE");
   app.add_option("--http-threads", options.http_threads,
-                 "I/O threads of HTTP, and of gRPC inference calls (0: a quarter of the cores, at "
-                 "least 1)")
+                 "I/O threads (0: a quarter of the cores, at least 1)")
       ->envname("INFERD_HTTP_THREADS")
       ->check(CLI::Range(0, 256))
       ->capture_default_str();

@@ -30,7 +30,6 @@ add_library(inferd_grpc STATIC
   ${CMAKE_CURRENT_LIST_DIR}/grpc_access.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_generate_codec.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_infer_codec.cc
-  ${CMAKE_CURRENT_LIST_DIR}/grpc_infer_queues.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_inference.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_model_info.cc
   ${CMAKE_CURRENT_LIST_DIR}/grpc_server.cc

@@ -4,14 +4,14 @@
 
 namespace inferd {
 
-std::string_view GrpcAuthorization(const grpc::ServerContextBase& context) {
+std::string_view GrpcAuthorization(const grpc::CallbackServerContext& context) {
   const auto& metadata = context.client_metadata();
   const auto found = metadata.find("authorization");
   if (found == metadata.end()) return {};
   return std::string_view(found->second.data(), found->second.size());
 }
 
-absl::Status CheckGrpcAccess(const GrpcContext& ctx, grpc::ServerContextBase* context,
+absl::Status CheckGrpcAccess(const GrpcContext& ctx, grpc::CallbackServerContext* context,
                              const RouteAccess& route, AccessGrant* grant) {
   if (ctx.access == nullptr || !ctx.access->enforcing()) return absl::OkStatus();
   AccessDenial denial;

@@ -17,12 +17,12 @@
 namespace inferd {
 
 // The call's `authorization` metadata value, "" when absent.
-std::string_view GrpcAuthorization(const grpc::ServerContextBase& context);
+std::string_view GrpcAuthorization(const grpc::CallbackServerContext& context);
 
 // OK with `grant` filled (or nothing to check), else the status to finish the call with:
 // UNAUTHENTICATED, PERMISSION_DENIED, or RESOURCE_EXHAUSTED with a `retry-after` trailing
 // metadata entry (seconds) set on `context`.
-absl::Status CheckGrpcAccess(const GrpcContext& ctx, grpc::ServerContextBase* context,
+absl::Status CheckGrpcAccess(const GrpcContext& ctx, grpc::CallbackServerContext* context,
                              const RouteAccess& route, AccessGrant* grant);
 
 // The same for one message of a stream, whose call was already authenticated at its start.

@@ -19,9 +19,7 @@ constexpr char kServiceName[] = "inference.GRPCInferenceService";
 }  // namespace
 
 GrpcServer::GrpcServer(GrpcServerOptions options, GrpcContext ctx)
-    : options_(std::move(options)),
-      service_(std::move(ctx)),
-      infer_queues_(&service_, options_.infer_threads) {}
+    : options_(std::move(options)), service_(std::move(ctx)) {}
 
 GrpcServer::~GrpcServer() {
   if (server_) Shutdown();
@@ -51,7 +49,6 @@ absl::Status GrpcServer::Start() {
   // default depends on the version.
   builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 * 1024);
   builder.RegisterService(&service_);
-  infer_queues_.AddTo(builder);
   server_ = builder.BuildAndStart();
   if (!server_ || bound_port == 0) {
     server_.reset();
@@ -59,7 +56,6 @@ absl::Status GrpcServer::Start() {
                                          " (is the port in use? set --grpc-port)"));
   }
   port_ = static_cast<uint16_t>(bound_port);
-  infer_queues_.Start();
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus(kServiceName, true);
@@ -78,7 +74,6 @@ bool GrpcServer::Shutdown() {
   const auto deadline = start + options_.drain_timeout;
   server_->Shutdown(deadline);
   server_->Wait();
-  infer_queues_.Shutdown(deadline);
   server_.reset();
   return std::chrono::system_clock::now() < deadline;
 }

@@ -15,7 +15,6 @@
 
 #include "absl/status/status.h"
 #include "frontends/grpc/grpc_context.h"
-#include "frontends/grpc/grpc_infer_queues.h"
 #include "frontends/grpc/grpc_service.h"
 
 namespace inferd {
@@ -29,8 +28,6 @@ struct GrpcServerOptions {
   // (grpc::SslServerCredentials) instead of plaintext.
   std::string tls_cert_pem;
   std::string tls_key_pem;
-  // Threads polling ModelInfer's completion queues (grpc_infer_queues.h).
-  int infer_threads = 1;
 };
 
 class GrpcServer {
@@ -51,8 +48,6 @@ class GrpcServer {
  private:
   const GrpcServerOptions options_;
   InferenceService service_;
-  // Declared before server_: gRPC wants the server destroyed before its completion queues.
-  GrpcInferQueues infer_queues_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t port_ = 0;
 };

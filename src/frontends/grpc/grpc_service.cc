@@ -130,6 +130,26 @@ grpc::ServerUnaryReactor* InferenceService::ModelMetadata(
   return Finish(context, absl::OkStatus(), grant);
 }
 
+grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerContext* context,
+                                                       const inference::ModelInferRequest* request,
+                                                       inference::ModelInferResponse* response) {
+  AccessGrant grant;
+  if (absl::Status allowed =
+          CheckGrpcAccess(ctx_, context, ForModel(request->model_name()), &grant);
+      !allowed.ok()) {
+    return Finish(context, allowed);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  SubmitGrpcInference(
+      ctx_, *request, response,
+      [reactor, permit = std::move(grant.permit)](const absl::Status& status) {
+        if (permit) permit->Finish(status.code());
+        reactor->Finish(ToGrpcStatus(status));
+      },
+      grant.priority);
+  return reactor;
+}
+
 grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
 InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
   // The key and its role are checked once, here; the model and the tenant's limits for each

@@ -1,7 +1,6 @@
-// inference.GRPCInferenceService: ModelInfer on the completion-queue API (grpc_infer_queues.h
-// says why), every other RPC on gRPC's callback API, returning a reactor at once. No gRPC
-// thread ever waits for a model: an inference call is finished from the model's completion
-// callback.
+// inference.GRPCInferenceService on gRPC's callback API: every RPC returns a reactor at once;
+// ModelInfer finishes its reactor from the model's completion callback, so no gRPC thread
+// ever waits for a model.
 //
 // Thread-safety: the service is stateless apart from the context, which outlives it.
 #ifndef INFERD_FRONTENDS_GRPC_GRPC_SERVICE_H_
@@ -12,33 +11,9 @@
 
 namespace inferd {
 
-namespace grpc_service_internal {
-using Grpc = inference::GRPCInferenceService;
-// Every RPC on the callback API except ModelInfer, which is async. (The generated
-// CallbackService cannot be combined with WithAsyncMethod_ModelInfer: that leaves the callback
-// handler in place and the server then treats the method as callback.)
-using Base = Grpc::WithCallbackMethod_ServerLive<
-    Grpc::WithCallbackMethod_ServerReady<Grpc::WithCallbackMethod_ModelReady<
-        Grpc::WithCallbackMethod_ServerMetadata<Grpc::WithCallbackMethod_ModelMetadata<
-            Grpc::WithCallbackMethod_ModelStreamInfer<Grpc::WithCallbackMethod_ModelConfig<
-                Grpc::WithCallbackMethod_ModelStatistics<Grpc::WithCallbackMethod_RepositoryIndex<
-                    Grpc::WithCallbackMethod_RepositoryModelLoad<
-                        Grpc::WithCallbackMethod_RepositoryModelUnload<
-                            Grpc::WithCallbackMethod_SystemSharedMemoryStatus<
-                                Grpc::WithCallbackMethod_SystemSharedMemoryRegister<
-                                    Grpc::WithCallbackMethod_SystemSharedMemoryUnregister<
-                                        Grpc::WithCallbackMethod_CudaSharedMemoryStatus<
-                                            Grpc::WithCallbackMethod_CudaSharedMemoryRegister<
-                                                Grpc::WithCallbackMethod_CudaSharedMemoryUnregister<
-                                                    Grpc::WithAsyncMethod_ModelInfer<
-                                                        Grpc::Service>>>>>>>>>>>>>>>>>>;
-}  // namespace grpc_service_internal
-
-class InferenceService final : public grpc_service_internal::Base {
+class InferenceService final : public inference::GRPCInferenceService::CallbackService {
  public:
   explicit InferenceService(GrpcContext ctx) : ctx_(std::move(ctx)) {}
-
-  const GrpcContext& context() const { return ctx_; }
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -55,6 +30,9 @@ class InferenceService final : public grpc_service_internal::Base {
   grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
                                           const inference::ModelMetadataRequest* request,
                                           inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
+                                       inference::ModelInferResponse* response) override;
   grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
   ModelStreamInfer(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
