@@ -19,10 +19,6 @@ namespace {
 // The statistics writers (WriteGenerationStats) take this one.
 using Writer = JsonWriter;
 
-void WriteString(Writer& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 // JSON has no infinity: the +Inf bucket's bound is written as null.
 void WriteNumber(Writer& writer, double value) {
   if (std::isfinite(value)) {

@@ -8,6 +8,7 @@
 
 #include "common/client_paths.h"
 #include "common/http_status.h"
+#include "common/strings.h"
 
 namespace inferd {
 
@@ -38,6 +39,12 @@ HttpReply ErrorReply(unsigned http_status, std::string_view raw_message) {
   reply.body.assign(buffer.GetString(), buffer.GetSize());
   reply.error = absl::Status(StatusCodeForHttp(http_status),
                              absl::string_view(message.data(), message.size()));
+  return reply;
+}
+
+HttpReply MethodNotAllowed(std::string_view allowed) {
+  HttpReply reply = ErrorReply(405, StrCat("this path takes ", allowed));
+  reply.headers.emplace_back("Allow", std::string(allowed));
   return reply;
 }
 

@@ -93,6 +93,8 @@ using ResponderPtr = std::shared_ptr<Responder>;
 // {"error": message} with the status that the code maps to (common/http_status.h).
 HttpReply ErrorReply(const absl::Status& status);
 HttpReply ErrorReply(unsigned http_status, std::string_view message);
+// 405 for a known path asked with the wrong method; `allowed` ("GET, POST") goes in Allow.
+HttpReply MethodNotAllowed(std::string_view allowed);
 
 // The code `reply` is counted under: its Status when it carries one, otherwise the code its
 // HTTP status stands for (a readiness 503 has no message).

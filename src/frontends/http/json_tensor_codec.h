@@ -32,6 +32,11 @@ absl::StatusOr<Tensor> DecodeTensorData(simdjson::dom::element data, DataType ty
 absl::StatusOr<Tensor> DecodeNestedTensor(simdjson::dom::element data, DataType type,
                                           std::string_view what, int64_t max_elements);
 
+// A JSON string of `text`'s bytes (which need not end in a NUL).
+inline void WriteString(JsonWriter& writer, std::string_view text) {
+  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
 // Writes the elements as one flat array.
 void WriteFlatData(const Tensor& tensor, JsonWriter& writer);
 

@@ -225,10 +225,6 @@ absl::Status DecodeRequestedOutput(element output, size_t index,
   return absl::OkStatus();
 }
 
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 }  // namespace
 
 bool BinaryOutputs::IsBinary(std::string_view name) const {

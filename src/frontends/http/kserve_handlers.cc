@@ -21,10 +21,6 @@ HttpReply JsonReply(unsigned status, const rapidjson::StringBuffer& buffer) {
   return reply;
 }
 
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 void WriteTensorSpecs(const ModelConfig& config, const std::vector<TensorSpec>& specs,
                       JsonWriter& writer) {
   writer.StartArray();

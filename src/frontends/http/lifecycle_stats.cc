@@ -3,13 +3,7 @@
 #include <string>
 
 namespace inferd {
-namespace {
-
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void WriteLifecycleReport(const LifecycleReport& report, JsonWriter& writer) {
   writer.StartObject();

@@ -11,10 +11,6 @@
 namespace inferd {
 namespace {
 
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 // model_config.proto's DataType names (BYTES is TYPE_STRING there).
 std::string ConfigDataTypeName(DataType type) {
   if (type == DataType::kBytes) return "TYPE_STRING";

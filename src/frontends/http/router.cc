@@ -24,12 +24,6 @@ namespace {
 
 using Segments = std::vector<std::string_view>;
 
-HttpReply MethodNotAllowed(std::string_view allowed) {
-  HttpReply reply = ErrorReply(405, StrCat("this path takes ", allowed));
-  reply.headers.emplace_back("Allow", std::string(allowed));
-  return reply;
-}
-
 HttpReply UnknownPath(std::string_view path) {
   return ErrorReply(404,
                     StrCat("unknown path '", path, "' (see docs/http-api.md for the endpoints)"));

@@ -20,10 +20,6 @@ HttpReply JsonReply(const rapidjson::StringBuffer& buffer) {
 
 HttpReply Ok() { return HttpReply{200, "{}", "application/json", {}}; }
 
-void WriteString(JsonWriter& writer, std::string_view text) {
-  writer.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
-}
-
 HttpReply StatusReply(const std::vector<SharedMemoryRegionInfo>& regions) {
   rapidjson::StringBuffer buffer;
   JsonWriter writer(buffer);
@@ -71,12 +67,6 @@ absl::Status Register(SharedMemoryRegistry& registry, std::string_view name,
   ASSIGN_OR_RETURN(uint64_t offset, GetUnsigned(body, "offset", /*required=*/false));
   ASSIGN_OR_RETURN(uint64_t byte_size, GetUnsigned(body, "byte_size", /*required=*/true));
   return registry.Register(name, key, offset, byte_size);
-}
-
-HttpReply MethodNotAllowed(std::string_view allowed) {
-  HttpReply reply = ErrorReply(405, StrCat("this path takes ", allowed));
-  reply.headers.emplace_back("Allow", std::string(allowed));
-  return reply;
 }
 
 // CUDA shared memory: nothing is ever registered.
