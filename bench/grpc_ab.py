@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench"))
 import result_file  # noqa: E402
+from perf_analyzer_command import perf_analyzer_command  # noqa: E402
 from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
 
 MODEL = "mlp_scorer"
@@ -49,16 +50,11 @@ def probe(server: InferdServer) -> dict:
 def throughput(args, server: InferdServer, protocol: str, work: Path) -> float:
     port = server.port if protocol == "http" else server.grpc_port
     report = work / "pa.csv"
-    command = [args.perf_analyzer, "-m", MODEL, "-i", protocol, "-u", f"127.0.0.1:{port}",
-               "--concurrency-range", "64:64", "--measurement-interval", "2000",
-               "--max-trials", "3", "--stability-percentage", "999", "-f", str(report)]
-    if protocol == "http":
-        command += ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]
+    command = perf_analyzer_command(args.perf_analyzer, MODEL, protocol, f"127.0.0.1:{port}",
+                                    64, 2000, 3, 999, csv_path=str(report))
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        # perf_analyzer's HTTP client at 64 requests sometimes never finishes measuring on 2
-        # cores (its main thread starves; the server's queue is empty): no figure.
         print(f"perf_analyzer did not finish in 120 s: {' '.join(command)}", flush=True)
         return float("nan")
     if done.returncode != 0:

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench"))
 import result_file  # noqa: E402
+from perf_analyzer_command import perf_analyzer_command  # noqa: E402
 from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E402
 
 PROTOCOLS = ("http", "grpc")
@@ -68,18 +69,14 @@ def make_repository(root: Path, models: list[str]) -> Path:
     return root
 
 
-def perf_analyzer_command(args, server: InferdServer, model: str, protocol: str, memory: str,
-                          concurrency: int, report: Path) -> list[str]:
+def pa_command(args, server: InferdServer, model: str, protocol: str, memory: str,
+               concurrency: int, report: Path) -> list[str]:
     port = server.port if protocol == "http" else server.grpc_port
-    command = [args.perf_analyzer, "-m", model, "-i", protocol, "-u", f"127.0.0.1:{port}",
-               "--concurrency-range", f"{concurrency}:{concurrency}",
-               "--measurement-interval", str(args.window_ms), "--max-trials", "3",
-               # The machine is shared: any three windows count as stable; the repeats and
-               # their median are what smooths the noise.
-               "--stability-percentage", "999", "--shared-memory", memory, "-f", str(report)]
-    if protocol == "http":
-        command += ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]
-    return command
+    # The machine is shared: any three windows count as stable; the repeats and their median
+    # are what smooths the noise.
+    return perf_analyzer_command(args.perf_analyzer, model, protocol, f"127.0.0.1:{port}",
+                                 concurrency, args.window_ms, 3, 999, csv_path=str(report),
+                                 shared_memory=memory)
 
 
 TIMEOUTS: list[dict] = []  # runs that hung, with what the server said at that moment
@@ -169,7 +166,7 @@ def main() -> int:
                         for protocol in PROTOCOLS:
                             for memory in MEMORY:
                                 report = work_dir / "pa.csv"
-                                command = perf_analyzer_command(args, server, model, protocol,
+                                command = pa_command(args, server, model, protocol,
                                                                 memory, concurrency, report)
                                 result = run_one(command, report, server, model)
                                 key = (model, concurrency, protocol, memory)

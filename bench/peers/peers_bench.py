@@ -42,6 +42,7 @@ import peer_servers as ps
 
 sys.path.insert(0, ps.BENCH_DIR)
 import bodies  # noqa: E402
+from perf_analyzer_command import perf_analyzer_command  # noqa: E402
 import report  # noqa: E402
 import run_bench  # noqa: E402
 
@@ -131,14 +132,10 @@ def clients_for(peer: ps.Peer, wanted: List[str]) -> List[str]:
 
 def pa_command(args, peer: ps.Peer, client: str, c: int, data_path: str, csv_path: str) -> list:
     grpc = client == "pa-grpc"
-    command = [args.perf_analyzer, "-m", peer.model, "-u", peer.grpc if grpc else peer.http,
-               "-i", "grpc" if grpc else "http", "-b", "1", "--concurrency-range", f"{c}:{c}",
-               "--measurement-interval", str(max(500, args.duration * 1000 // 3)),
-               "--max-trials", str(args.pa_trials), "-s", str(args.pa_stability),
-               "--input-data", data_path, "-f", csv_path]
-    if not grpc:
-        command += ["--input-tensor-format", "binary", "--output-tensor-format", "binary"]
-    return command
+    return perf_analyzer_command(args.perf_analyzer, peer.model, "grpc" if grpc else "http",
+                                 peer.grpc if grpc else peer.http, c,
+                                 max(500, args.duration * 1000 // 3), args.pa_trials,
+                                 args.pa_stability, data_path, csv_path)
 
 
 def run_pa(command: list, csv_path: str, timeout_s: float) -> dict:
