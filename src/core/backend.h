@@ -42,6 +42,12 @@ class BackendModel {
   virtual void SetIntraOpThreads(int threads) { (void)threads; }
   // The intra-op threads one Execute uses on a CPU; 0 when the engine does not say.
   virtual int intra_op_threads() const { return 0; }
+
+  // The calling thread will not run this model for a while (the loader after its warm-up
+  // runs, an execution instance left idle): the engine may end the helper threads it keeps
+  // for calls from this thread, which idle still slow the threads that do run a model
+  // (common/openmp_team.h). The next Execute on this thread starts them again.
+  virtual void ReleaseCallerThreads() {}
 };
 
 struct BackendLoadRequest {

@@ -8,6 +8,7 @@
 
 #include "backends/llama/llama_engine.h"
 #include "backends/llama/llama_options.h"
+#include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
@@ -62,6 +63,8 @@ class LlamaModel : public BackendModel, public GenerativeModel {
   }
 
   uint64_t memory_bytes() const override { return engine_->memory_bytes(); }
+  // ggml's threads are the calling thread's OpenMP team (loading may have started one).
+  void ReleaseCallerThreads() override { ReleaseOpenMpTeam(); }
 
  private:
   std::unique_ptr<LlamaEngine> engine_;

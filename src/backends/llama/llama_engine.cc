@@ -12,10 +12,14 @@
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
 #include "common/cores.h"
+#include "common/openmp_team.h"
 #include "common/strings.h"
 
 namespace inferd {
 namespace {
+
+// As an execution instance's (SchedulerOptions::release_engine_threads_after).
+constexpr auto kReleaseOpenMpTeamAfter = std::chrono::milliseconds(100);
 
 // llama.cpp logs every tensor at load to stderr; only its warnings and errors reach our log.
 void ForwardLlamaLog(ggml_log_level level, const char* text, void*) {
@@ -497,9 +501,17 @@ void LlamaEngine::Loop() {
       const bool busy = std::any_of(slots_.begin(), slots_.end(),
                                     [](const auto& slot) { return slot->request != nullptr; });
       if (!busy && embedding_ == nullptr) {
-        work_.Wait(&mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return stopping_ || !queue_.empty() || !embed_queue_.empty();
-        });
+        };
+        // Idle for a while: ggml's OpenMP workers for this thread go, so that they do not
+        // slow the threads of the models that are running (common/openmp_team.h).
+        if (!work_.WaitUntil(&mu_, Clock::now() + kReleaseOpenMpTeamAfter, has_work)) {
+          mu_.Unlock();
+          ReleaseOpenMpTeam();
+          mu_.Lock();
+          work_.Wait(&mu_, has_work);
+        }
       }
       if (stopping_) break;
     }

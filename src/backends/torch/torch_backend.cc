@@ -23,6 +23,7 @@
 #include "backends/torch/torch_precision.h"
 #include "common/cores.h"
 #include "common/log.h"
+#include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
@@ -134,6 +135,8 @@ class TorchModel : public BackendModel {
   }
 
   void SetIntraOpThreads(int threads) override { intra_op_threads_ = threads; }
+  // LibTorch's intra-op threads are the calling thread's OpenMP team.
+  void ReleaseCallerThreads() override { ReleaseOpenMpTeam(); }
   int intra_op_threads() const override { return device_.is_cuda() ? 0 : intra_op_threads_.load(); }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {

@@ -1,5 +1,6 @@
 #include "backends/torch/torch_backend.h"
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -42,18 +43,21 @@ SavedModel SaveDoubler(const fs::path& dir, const std::string& name,
   return {*config, version_dir};
 }
 
+// Runs `model` once on the calling thread and returns its intra-op count afterwards.
+int ThreadsAfterExecuteOnThisThread(BackendModel& model) {
+  absl::StatusOr<Tensor> input = Tensor::Allocate(DataType::kFp32, {1, 4});
+  EXPECT_TRUE(input.ok());
+  std::vector<Tensor> inputs;
+  inputs.push_back(*std::move(input));
+  absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
+  EXPECT_TRUE(outputs.ok()) << outputs.status();
+  return at::get_num_threads();
+}
+
 // Runs `model` once on a new thread and returns that thread's intra-op count afterwards.
 int ThreadsAfterExecuteOnAFreshThread(BackendModel& model) {
   int threads = 0;
-  std::thread([&] {
-    absl::StatusOr<Tensor> input = Tensor::Allocate(DataType::kFp32, {1, 4});
-    ASSERT_TRUE(input.ok());
-    std::vector<Tensor> inputs;
-    inputs.push_back(*std::move(input));
-    absl::StatusOr<std::vector<Tensor>> outputs = model.Execute(inputs);
-    ASSERT_TRUE(outputs.ok()) << outputs.status();
-    threads = at::get_num_threads();
-  }).join();
+  std::thread([&] { threads = ThreadsAfterExecuteOnThisThread(model); }).join();
   return threads;
 }
 
@@ -78,6 +82,47 @@ TEST(TorchBackendTest, EachModelRunsWithItsOwnIntraOpThreadCount) {
   EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[1]), 3);
   EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[2]), 2);
   EXPECT_EQ(backend.intra_op_threads(), 2);
+  fs::remove_all(dir);
+}
+
+size_t ProcessThreads() {
+  size_t threads = 0;
+  for ([[maybe_unused]] const auto& task : fs::directory_iterator("/proc/self/task")) ++threads;
+  return threads;
+}
+
+// LibTorch's intra-op threads are the calling thread's OpenMP team; a thread that will not
+// run the model for a while ends it (common/openmp_team.h), and the next run starts it again.
+TEST(TorchBackendTest, ReleaseCallerThreadsEndsTheCallingThreadsTeam) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "torch_backend_release";
+  fs::remove_all(dir);
+  const SavedModel saved = SaveDoubler(dir, "wide", "{intra_op_threads: 3}");
+  TorchBackend backend(TorchBackendOptions{});
+  absl::StatusOr<std::unique_ptr<BackendModel>> model =
+      backend.Load(BackendLoadRequest{.config = &saved.config, .version_dir = saved.version_dir});
+  ASSERT_TRUE(model.ok()) << model.status();
+
+  size_t with_team = 0, released = 0, again = 0;
+  std::thread([&] {
+    auto run_with_team = [&] {
+      ASSERT_EQ(ThreadsAfterExecuteOnThisThread(**model), 3);
+      // An element-wise op large enough for LibTorch to split (its own OpenMP code: a region
+      // compiled here would not be parallel): the team of 3 starts, 2 workers beside this one.
+      at::Tensor product = at::ones({1 << 22}) * 2;
+    };
+    run_with_team();
+    with_team = ProcessThreads();
+    (*model)->ReleaseCallerThreads();
+    // The workers leave the team before this returns and exit just after: wait for that.
+    for (int i = 0; i < 500 && ProcessThreads() > with_team - 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    released = ProcessThreads();
+    run_with_team();
+    again = ProcessThreads();
+  }).join();
+  EXPECT_EQ(with_team - released, 2u) << "the team's two workers should have exited";
+  EXPECT_EQ(again, with_team) << "the next run starts the team again";
   fs::remove_all(dir);
 }
 

@@ -202,6 +202,8 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
                    ChooseThreads(*config, *model, tuning, weights_shared, request.version_dir));
   LogInfo(StrCat("model ", config->name, ": ", DescribeBatching(*config, policy),
                  "; intra-op threads ", DescribeIntraOpChoice(intra_op)));
+  // The instances run the model from here on, on threads of their own.
+  model->ReleaseCallerThreads();
   return std::make_unique<ServedModel>(std::move(config), version, backend.platform(),
                                        std::move(model), std::move(policy), std::move(tuning),
                                        std::move(intra_op), std::move(observer));

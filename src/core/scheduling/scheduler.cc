@@ -138,6 +138,7 @@ void Scheduler::RunInstance() {
 
 bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired) {
   MutexLock lock(&mu_);
+  bool engine_threads_released = false;
   for (;;) {
     const TimePoint now = options_.time->Now();
     queue_.TakeExpired(now, expired);
@@ -164,6 +165,14 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
     }
     if (wake) {
       WaitUntil(*options_.time, work_changed_, &mu_, *wake, changed);
+    } else if (!engine_threads_released) {
+      const TimePoint idle_until = Clock::now() + options_.release_engine_threads_after;
+      if (!work_changed_.WaitUntil(&mu_, idle_until, changed)) {
+        mu_.Unlock();
+        model_->ReleaseCallerThreads();
+        mu_.Lock();
+        engine_threads_released = true;
+      }
     } else {
       work_changed_.Wait(&mu_, changed);
     }

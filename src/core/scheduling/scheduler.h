@@ -42,6 +42,11 @@ struct SchedulerOptions {
   // How long an idle instance watches the queue before it sleeps (common/busy_poll.h);
   // measured in real time even with an injected time source. Zero: sleep at once.
   Duration busy_poll = Duration::zero();
+  // How long an instance may sit idle before it gives back the engine's helper threads for
+  // its calls (BackendModel::ReleaseCallerThreads): starting them again costs the next batch
+  // tens of microseconds, keeping them slows every other model's threads (common/openmp_team.h).
+  // Real time, as busy_poll.
+  Duration release_engine_threads_after = std::chrono::milliseconds(100);
   const TimeSource* time = RealTime();
 };
 

@@ -351,5 +351,43 @@ TEST(SchedulerTest, StopEndsBusyPollingAtOnce) {
   stopper.join();
 }
 
+// An instance left idle gives back the engine's helper threads once per idle spell, from its
+// own thread (the engine's threads are per calling thread: common/openmp_team.h).
+TEST(SchedulerTest, IdleInstanceReleasesEngineThreadsOncePerIdleSpell) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options();
+  options.release_engine_threads_after = std::chrono::milliseconds(20);
+  Scheduler scheduler(options, &config, &model, &stats);
+  ASSERT_TRUE(model.WaitForReleases(1));  // idle from the start
+
+  scheduler.Enqueue(MakeRequest("a", {1.0f}, completions));
+  ASSERT_TRUE(completions.WaitFor(1));
+  ASSERT_TRUE(model.WaitForReleases(2));  // idle again after the batch
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(model.releases(), 2) << "released again without a batch in between";
+
+  const std::thread::id instance = completions.entries()[0].thread;
+  for (const std::thread::id& thread : model.release_threads()) EXPECT_EQ(thread, instance);
+}
+
+// Requests that keep arriving within the idle period never cost a release.
+TEST(SchedulerTest, BusyInstanceKeepsEngineThreads) {
+  const ModelConfig config = TestConfig();
+  FakeModel model;
+  ModelStats stats;
+  Completions completions;
+  SchedulerOptions options = Options();
+  options.release_engine_threads_after = std::chrono::hours(1);
+  Scheduler scheduler(options, &config, &model, &stats);
+  for (int i = 0; i < 20; ++i) {
+    scheduler.Enqueue(MakeRequest(std::to_string(i), {1.0f}, completions));
+    ASSERT_TRUE(completions.WaitFor(i + 1));
+  }
+  EXPECT_EQ(model.releases(), 0);
+}
+
 }  // namespace
 }  // namespace inferd

@@ -128,6 +128,31 @@ class FakeModel : public BackendModel {
     MutexLock lock(&mu_);
     return calls_;
   }
+  // ReleaseCallerThreads calls so far, and the threads that made them.
+  int releases() const {
+    MutexLock lock(&mu_);
+    return static_cast<int>(release_threads_.size());
+  }
+  std::vector<std::thread::id> release_threads() const {
+    MutexLock lock(&mu_);
+    return release_threads_;
+  }
+  // Waits until `n` ReleaseCallerThreads calls have been made; false on a hang.
+  bool WaitForReleases(int n) {
+    MutexLock lock(&mu_);
+    return entered_.WaitUntil(&mu_, Clock::now() + kHangTimeout,
+                              [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                return static_cast<int>(release_threads_.size()) >= n;
+                              });
+  }
+  void ReleaseCallerThreads() override {
+    {
+      MutexLock lock(&mu_);
+      release_threads_.push_back(std::this_thread::get_id());
+    }
+    entered_.NotifyAll();
+  }
+
   // The input of every call, in call order.
   std::vector<std::vector<float>> batches() const {
     MutexLock lock(&mu_);
@@ -198,6 +223,7 @@ class FakeModel : public BackendModel {
   mutable Mutex mu_;
   CondVar entered_;
   int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread::id> release_threads_ ABSL_GUARDED_BY(mu_);
   bool rendezvous_timed_out_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::vector<float>> batches_ ABSL_GUARDED_BY(mu_);
 };
