@@ -259,8 +259,8 @@ void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
   BeginRecord(std::string_view(request.method_string().data(), request.method_string().size()),
               view.path, view.Header(kRequestIdHeader));
   auto responder = std::make_shared<SessionResponder<BasicHttpSession>>(this->shared_from_this());
-  large_body_ = request.body().size() > kOffloadBodyBytes;
-  if (large_body_ && shared_->large_body_pool != nullptr) {
+  purge_after_reply_ = request.body().size() > kPurgeAfterBodyBytes;
+  if (request.body().size() > kOffloadBodyBytes && shared_->large_body_pool != nullptr) {
     // The session reads nothing more until the reply, so the view's buffers stay put.
     asio::post(*shared_->large_body_pool,
                [router = shared_->router, view = std::move(view),
@@ -342,8 +342,7 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
   // back a large read buffer so that idle keep-alive connections stay small.
   parser_.reset();
   std::string().swap(response_body_);
-  if (large_body_) {
-    large_body_ = false;
+  if (purge_after_reply_) {
     // A large JSON body's parser memory (about ten times the body) is free now, but the
     // allocator keeps freed pages (jemalloc never decays here, for speed): without a purge
     // one 60 MB body left the process hundreds of MB larger for good.
@@ -351,6 +350,7 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
       asio::post(*shared_->large_body_pool, [] { ReleaseFreedMemory(); });
     }
   }
+  purge_after_reply_ = false;
   if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
     buffer_.shrink_to_fit();
     buffer_.reserve(kSmallBody);

@@ -44,9 +44,15 @@ struct SessionShared {
   boost::asio::thread_pool* large_body_pool = nullptr;
 };
 
-// Bodies above this are decoded off the I/O thread, and the memory their decoding used is
-// returned to the kernel after the reply.
+// Bodies above this are decoded off the I/O thread.
 inline constexpr size_t kOffloadBodyBytes = 1u << 20;
+// After the reply to a body above this, the allocator returns freed memory to the kernel: a
+// body's decoding takes about ten times its size, which the allocator would otherwise keep
+// for good. Not after smaller bodies: the purge also returns the pages a model's forward pass
+// has just freed, and after every resnet18 JSON request (1.7 MB) the next pass faulted
+// ~6,000 pages in again: 41.8 ms per pass against 28.1 ms without the purge
+// (bench/results/2026-12-03-openmp-teams.md).
+inline constexpr size_t kPurgeAfterBodyBytes = 16u << 20;
 
 // `Stream` is a plain TCP stream or a TLS stream over one (HttpSession, HttpsSession); the
 // plaintext session is exactly the code it was before TLS existed, so TLS costs it nothing.
@@ -107,7 +113,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
-  bool large_body_ = false;  // the current request's body is over kOffloadBodyBytes
+  bool purge_after_reply_ = false;  // the current request's body is over kPurgeAfterBodyBytes
   SessionRequest record_;
   // A streamed reply in progress: what waits to be written, what is being written.
   bool streaming_ = false;
