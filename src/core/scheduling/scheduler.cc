@@ -156,8 +156,9 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
     const std::optional<TimePoint> wake = plan.decide_again_at;
     const uint64_t seen = queue_version_.load(std::memory_order_relaxed);
     auto changed = [&] { return queue_version_.load(std::memory_order_acquire) != seen; };
-    if (!wake && options_.busy_poll > Duration::zero()) {
-      // Watch for the next arrival without the lock before paying for a sleep and wake-up.
+    if (!wake && !engine_threads_released && options_.busy_poll > Duration::zero()) {
+      // Watch for the next arrival without the lock before paying for a sleep and wake-up
+      // (not once idle long enough to have released the engine's threads).
       mu_.Unlock();
       const bool arrived = BusyPoll(options_.busy_poll, changed);
       mu_.Lock();
