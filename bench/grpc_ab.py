@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Two inferd binaries side by side on the gRPC path (issue 16, item 4): latency at one client
 (build/inferd_latency_probe: ModelInfer and an empty RPC, ServerLive, over gRPC, and binary
-HTTP for reference) and throughput at 64 concurrent requests (Triton's perf_analyzer over gRPC
-and binary HTTP), on mlp_scorer. The binaries alternate, one server at a time, for --rounds
+HTTP for reference), with the server's CPU per gRPC call and the model's own queue wait and
+forward pass per gRPC request (its statistics), and throughput at 64 concurrent requests
+(Triton's perf_analyzer over gRPC and binary HTTP), on mlp_scorer. The binaries alternate, one server at a time, for --rounds
 rounds; each cell is the median over the rounds.
 
     .venv/bin/python bench/grpc_ab.py --baseline /tmp/inferd-before [--candidate build/inferd]
@@ -16,10 +17,12 @@ import argparse
 import csv
 import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,21 +33,48 @@ from perf_analyzer_command import perf_analyzer_command  # noqa: E402
 from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
 
 MODEL = "mlp_scorer"
+PROBE_REQUESTS = 3000
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of the process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def model_stage_ns(server: InferdServer) -> dict:
+    """The model's total queue and compute_infer time and request count so far."""
+    url = f"http://127.0.0.1:{server.port}/v2/models/{MODEL}/stats"
+    stats = json.load(urllib.request.urlopen(url, timeout=10))["model_stats"][0]
+    return {"queue": stats["inference_stats"]["queue"]["ns"],
+            "compute": stats["inference_stats"]["compute_infer"]["ns"],
+            "count": stats["inference_count"]}
 
 
 def probe(server: InferdServer) -> dict:
-    command = [str(ROOT / "build" / "inferd_latency_probe"), "--http",
-               f"127.0.0.1:{server.port}", "--grpc", f"127.0.0.1:{server.grpc_port}", "-m", MODEL,
-               "--requests", "3000", "--warmup", "300"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
-    rows = {}
-    for line in done.stdout.splitlines():
-        row = json.loads(line)
-        rows[row["transport"]] = row
-    return {"grpc_p50_us": rows["grpc"]["p50_us"],
-            "grpc_empty_p50_us": rows["grpc"]["server_live_p50_us"],
-            "http_p50_us": rows["http-binary"]["p50_us"],
-            "http_empty_p50_us": rows["http-binary"]["server_live_p50_us"]}
+    """One client's latency per transport; over gRPC also the server's CPU per call (where
+    busy polling shows its price) and the model's queue wait and forward pass per request
+    (from its statistics)."""
+    def run(transport: str) -> dict:
+        address = f"127.0.0.1:{server.port if transport == 'http' else server.grpc_port}"
+        command = [str(ROOT / "build" / "inferd_latency_probe"), f"--{transport}", address,
+                   "-m", MODEL, "--requests", str(PROBE_REQUESTS), "--warmup", "300"]
+        before, stages_before = cpu_seconds(server.proc.pid), model_stage_ns(server)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
+        row = json.loads(done.stdout.splitlines()[0])
+        # The probe's ServerLive loop (up to 2000 calls) runs after the timed requests.
+        calls = PROBE_REQUESTS + 300 + min(PROBE_REQUESTS, 2000)
+        row["cpu_us_per_call"] = (cpu_seconds(server.proc.pid) - before) / calls * 1e6
+        stages = model_stage_ns(server)
+        requests = max(1, stages["count"] - stages_before["count"])
+        for stage in ("queue", "compute"):
+            row[f"{stage}_us"] = (stages[stage] - stages_before[stage]) / requests / 1e3
+        return row
+    grpc, http = run("grpc"), run("http")
+    return {"grpc_p50_us": grpc["p50_us"], "grpc_empty_p50_us": grpc["server_live_p50_us"],
+            "grpc_cpu_us": grpc["cpu_us_per_call"], "grpc_queue_us": grpc["queue_us"],
+            "grpc_compute_us": grpc["compute_us"],
+            "http_p50_us": http["p50_us"], "http_empty_p50_us": http["server_live_p50_us"]}
 
 
 def throughput(args, server: InferdServer, protocol: str, work: Path) -> float:
@@ -109,6 +139,9 @@ def main() -> int:
     rows = [("gRPC ModelInfer p50 µs, 1 client", "grpc_p50_us"),
             ("gRPC empty RPC (ServerLive) p50 µs", "grpc_empty_p50_us"),
             ("gRPC ModelInfer minus empty RPC µs (target ≤ 100)", "grpc_added_us"),
+            ("model queue wait µs per gRPC request, 1 client", "grpc_queue_us"),
+            ("model forward pass µs per gRPC request, 1 client", "grpc_compute_us"),
+            ("server CPU µs per gRPC call, 1 client (ModelInfer and ServerLive)", "grpc_cpu_us"),
             ("binary HTTP p50 µs, 1 client", "http_p50_us"),
             ("gRPC req/s, 64 concurrent", "grpc_c64_qps"),
             ("binary HTTP req/s, 64 concurrent", "http_c64_qps")]

@@ -36,5 +36,29 @@ TEST(BusyPollTest, ZeroBudgetLooksOnce) {
   EXPECT_TRUE(BusyPoll(steady_clock::duration::zero(), [] { return true; }));
 }
 
+TEST(PollBudgetTest, StartsAtTheFloorAndStretchesToTheGapsSeen) {
+  using std::chrono::microseconds;
+  PollBudget budget(microseconds(100), microseconds(1000));
+  EXPECT_EQ(budget.budget(), microseconds(100));
+  budget.Observe(microseconds(250));  // a client's round trip longer than the floor
+  EXPECT_EQ(budget.budget(), microseconds(375));
+  budget.Observe(microseconds(20));  // arrivals close together: the floor is enough
+  EXPECT_EQ(budget.budget(), microseconds(100));
+  budget.Observe(microseconds(900));  // 1.5x would pass the ceiling
+  EXPECT_EQ(budget.budget(), microseconds(1000));
+  budget.Observe(microseconds(5000));  // no closed loop to catch: back to the floor
+  EXPECT_EQ(budget.budget(), microseconds(100));
+  budget.Observe(microseconds(400));
+  budget.Reset();
+  EXPECT_EQ(budget.budget(), microseconds(100));
+}
+
+TEST(PollBudgetTest, ZeroFloorNeverPolls) {
+  using std::chrono::microseconds;
+  PollBudget budget(microseconds(0), microseconds(1000));
+  budget.Observe(microseconds(250));
+  EXPECT_EQ(budget.budget(), microseconds(0));
+}
+
 }  // namespace
 }  // namespace inferd

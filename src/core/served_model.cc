@@ -4,14 +4,22 @@
 #include <thread>
 #include <utility>
 
+#include "common/cores.h"
 #include "common/strings.h"
 #include "core/request_validator.h"
 
 namespace inferd {
 namespace {
 
+// Stretching an idle instance's poll to a client's round trip (PollBudget) spins a core for
+// up to this long per request, so it is done only where the model's own threads leave a
+// core free: one intra-op thread per instance, fewer instances than cores. Beside a
+// two-thread forward pass on two cores a spinning thread takes a core that pass needs (as
+// the HTTP I/O threads' polls did: docs/scheduling.md, "Busy polling").
+constexpr auto kStretchedPollCeiling = std::chrono::milliseconds(1);
+
 SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version,
-                                      BatchPolicy policy) {
+                                      const BackendModel& model, BatchPolicy policy) {
   SchedulerOptions options;
   options.label = StrCat(config.name, ":", version);
   options.instance_count = config.total_instances();
@@ -19,6 +27,9 @@ SchedulerOptions MakeSchedulerOptions(const ModelConfig& config, int64_t version
   options.queue = config.queue;
   options.preserve_ordering = config.dynamic_batching.preserve_ordering;
   options.busy_poll = std::chrono::microseconds(config.queue.busy_poll_us);
+  if (model.intra_op_threads() == 1 && options.instance_count < CoresAvailable()) {
+    options.busy_poll_ceiling = kStretchedPollCeiling;
+  }
   return options;
 }
 
@@ -36,7 +47,7 @@ ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t vers
       tuning_(std::move(tuning)),
       intra_op_(std::move(intra_op)),
       stats_(std::move(observer)),
-      scheduler_(MakeSchedulerOptions(*config_, version_, std::move(policy)), config_.get(),
+      scheduler_(MakeSchedulerOptions(*config_, version_, *model_, std::move(policy)), config_.get(),
                  model_.get(), &stats_) {}
 
 ServedModel::~ServedModel() {

@@ -128,7 +128,8 @@ size_t Scheduler::queue_depth() const {
 void Scheduler::RunInstance() {
   std::vector<PendingRequest> batch;
   std::vector<PendingRequest> expired;
-  while (NextWork(&batch, &expired)) {
+  PollBudget poll(options_.busy_poll, options_.busy_poll_ceiling);
+  while (NextWork(&poll, &batch, &expired)) {
     if (!expired.empty()) Expire(std::move(expired));
     if (!batch.empty()) Execute(std::move(batch));
     batch.clear();
@@ -136,9 +137,13 @@ void Scheduler::RunInstance() {
   }
 }
 
-bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired) {
+bool Scheduler::NextWork(PollBudget* poll, std::vector<PendingRequest>* batch,
+                         std::vector<PendingRequest>* expired) {
   MutexLock lock(&mu_);
   bool engine_threads_released = false;
+  // Whether this instance found the queue empty, and when (real time, as the poll budget).
+  bool ran_out = false;
+  Clock::time_point ran_out_at{};
   for (;;) {
     const TimePoint now = options_.time->Now();
     queue_.TakeExpired(now, expired);
@@ -149,18 +154,39 @@ bool Scheduler::NextWork(std::vector<PendingRequest>* batch, std::vector<Pending
       // Work left behind goes to an idle instance, if there is one (see Enqueue).
       if (!queue_.empty()) work_changed_.NotifyOne();
     }
-    if (!batch->empty() || !expired->empty()) return true;
+    if (!batch->empty() || !expired->empty()) {
+      // Only a lone client's round trip is worth stretching the poll for: with more
+      // requests about, the next comes sooner anyway, and a longer spin would take the core
+      // of the I/O threads that are bringing it.
+      if (ran_out && batch->size() == 1 && queue_.empty()) {
+        poll->Observe(Clock::now() - ran_out_at);
+      } else {
+        poll->Reset();
+      }
+      return true;
+    }
     if (stopping_ && queue_.empty()) return false;
 
     // Deadlines are the watcher's job; an instance waits for arrivals or the batch delay.
     const std::optional<TimePoint> wake = plan.decide_again_at;
     const uint64_t seen = queue_version_.load(std::memory_order_relaxed);
     auto changed = [&] { return queue_version_.load(std::memory_order_acquire) != seen; };
-    if (!wake && !engine_threads_released && options_.busy_poll > Duration::zero()) {
+    if (!wake && !ran_out) {
+      ran_out = true;
+      ran_out_at = Clock::now();
+    } else if (wake && ran_out) {  // an arrival, held back by the batch delay: the gap ends
+      if (queue_.size() == 1) {
+        poll->Observe(Clock::now() - ran_out_at);
+      } else {
+        poll->Reset();
+      }
+      ran_out = false;
+    }
+    if (!wake && !engine_threads_released && poll->budget() > Duration::zero()) {
       // Watch for the next arrival without the lock before paying for a sleep and wake-up
       // (not once idle long enough to have released the engine's threads).
       mu_.Unlock();
-      const bool arrived = BusyPoll(options_.busy_poll, changed);
+      const bool arrived = BusyPoll(poll->budget(), changed);
       mu_.Lock();
       if (arrived) continue;
     }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "common/busy_poll.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "core/backend.h"
@@ -42,6 +43,9 @@ struct SchedulerOptions {
   // How long an idle instance watches the queue before it sleeps (common/busy_poll.h);
   // measured in real time even with an injected time source. Zero: sleep at once.
   Duration busy_poll = Duration::zero();
+  // How far the watch may stretch to catch a client whose next request comes later than
+  // busy_poll after each reply (PollBudget); at or below busy_poll it never stretches.
+  Duration busy_poll_ceiling = Duration::zero();
   // How long an instance may sit idle before it gives back the engine's helper threads for
   // its calls (BackendModel::ReleaseCallerThreads): starting them again costs the next batch
   // tens of microseconds, keeping them slows every other model's threads (common/openmp_team.h).
@@ -78,8 +82,10 @@ class Scheduler {
   };
 
   void RunInstance();
-  // Waits for work; returns false when stopped with nothing left to do.
-  bool NextWork(std::vector<PendingRequest>* batch, std::vector<PendingRequest>* expired);
+  // Waits for work, polling for the instance's `poll` budget first; returns false when
+  // stopped with nothing left to do.
+  bool NextWork(PollBudget* poll, std::vector<PendingRequest>* batch,
+                std::vector<PendingRequest>* expired);
   void WatchDeadlines();
   // Waits until a queued request's deadline passes; returns false once stopping (the
   // instances then answer whatever is left, expired requests included).

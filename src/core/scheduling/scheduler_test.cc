@@ -351,6 +351,36 @@ TEST(SchedulerTest, StopEndsBusyPollingAtOnce) {
   stopper.join();
 }
 
+// A client whose next request comes 3 ms after each reply (a round trip longer than the
+// poll's floor) is caught by a poll that has stretched to that gap: the instance stops
+// sleeping between its requests. With the ceiling at the floor it sleeps before each one.
+TEST(SchedulerTest, PollStretchesToCatchAClientWithALongRoundTrip) {
+  auto sleeps_between_requests = [](std::chrono::microseconds ceiling) {
+    const ModelConfig config = TestConfig();
+    FakeModel model;
+    ModelStats stats;
+    Completions completions;
+    SchedulerOptions options = Options();
+    options.busy_poll = std::chrono::microseconds(200);
+    options.busy_poll_ceiling = ceiling;
+    Scheduler scheduler(options, &config, &model, &stats);
+    constexpr int kRequests = 20;
+    for (int i = 0; i < kRequests; ++i) {
+      scheduler.Enqueue(MakeRequest(std::to_string(i), {1.0f}, completions));
+      EXPECT_TRUE(completions.WaitFor(i + 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    const std::vector<long> sleeps = model.sleeps_at_calls();
+    EXPECT_EQ(sleeps.size(), static_cast<size_t>(kRequests));
+    return sleeps.back() - sleeps[4];  // after the first few gaps were seen
+  };
+  // On a loaded machine a preempted poll outlasts its budget in real time and catches
+  // arrivals without stretching, so the two cannot be told apart there.
+  const long fixed = sleeps_between_requests(std::chrono::microseconds(200));
+  if (fixed < 12) GTEST_SKIP() << "a 200 us poll slept before only " << fixed << " of 15 requests";
+  EXPECT_LE(sleeps_between_requests(std::chrono::milliseconds(50)), 5);
+}
+
 // An instance left idle gives back the engine's helper threads once per idle spell, from its
 // own thread (the engine's threads are per calling thread: common/openmp_team.h).
 TEST(SchedulerTest, IdleInstanceReleasesEngineThreadsOncePerIdleSpell) {

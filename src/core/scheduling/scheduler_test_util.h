@@ -8,6 +8,8 @@
 #ifndef INFERD_CORE_SCHEDULING_SCHEDULER_TEST_UTIL_H_
 #define INFERD_CORE_SCHEDULING_SCHEDULER_TEST_UTIL_H_
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -158,6 +160,11 @@ class FakeModel : public BackendModel {
     MutexLock lock(&mu_);
     return batches_;
   }
+  // The calling thread's voluntary context switches (sleeps) so far, at each call.
+  std::vector<long> sleeps_at_calls() const {
+    MutexLock lock(&mu_);
+    return sleeps_at_calls_;
+  }
   std::vector<size_t> batch_rows() const {
     std::vector<size_t> rows;
     for (const std::vector<float>& batch : batches()) rows.push_back(batch.size());
@@ -166,9 +173,12 @@ class FakeModel : public BackendModel {
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     Event* value_gate = nullptr;
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
     {
       MutexLock lock(&mu_);
       ++calls_;
+      sleeps_at_calls_.push_back(usage.ru_nvcsw);
       std::vector<float> values;
       if (!inputs.empty()) {
         values.assign(inputs[0].data_as<float>(),
@@ -226,6 +236,7 @@ class FakeModel : public BackendModel {
   std::vector<std::thread::id> release_threads_ ABSL_GUARDED_BY(mu_);
   bool rendezvous_timed_out_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::vector<float>> batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<long> sleeps_at_calls_ ABSL_GUARDED_BY(mu_);
 };
 
 // Collects responses from whatever thread completes them.
