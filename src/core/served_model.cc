@@ -47,8 +47,8 @@ ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t vers
       tuning_(std::move(tuning)),
       intra_op_(std::move(intra_op)),
       stats_(std::move(observer)),
-      scheduler_(MakeSchedulerOptions(*config_, version_, *model_, std::move(policy)), config_.get(),
-                 model_.get(), &stats_) {}
+      scheduler_(MakeSchedulerOptions(*config_, version_, *model_, std::move(policy)),
+                 config_.get(), model_.get(), &stats_) {}
 
 ServedModel::~ServedModel() {
   if (GenerativeModel* generator = generative_) {
