@@ -19,6 +19,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=bench/inferd_ready.sh
+source bench/inferd_ready.sh
 [ "$#" -ge 5 ] || { sed -n 2,19p "$0" >&2; exit 2; }
 rounds=$1 seconds=$2 batch=$3
 shift 3
@@ -66,14 +68,7 @@ for round in $(seq "$rounds"); do
       --port-file "$work/ports" --host 127.0.0.1 --log-level warn --access-log false \
       > "$work/inferd.log" 2>&1 &
     pid=$!
-    port=""
-    for _ in $(seq 1200); do  # the port file appears once inferd listens: {"http": N, ...}
-      port="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["http"])' \
-        "$work/ports" 2>/dev/null)" && break
-      sleep 0.1
-    done
-    [ -n "$port" ] || { echo "$name: inferd wrote no port file" >&2; cat "$work/inferd.log" >&2; exit 1; }
-    until curl -sf "127.0.0.1:$port/v2/health/ready" >/dev/null; do sleep 0.2; done
+    port="$(inferd_ready "$work/ports" "$work/inferd.log")" || { echo "$name: inferd did not start" >&2; exit 1; }
     for m in "${models[@]}"; do
       url="http://127.0.0.1:$port/v2/models/$m/infer"
       wrk -t1 -c"$concurrency" -d2s --timeout 30s -s bench/predict.lua "$url" -- "$work/$m.json" >/dev/null

@@ -14,6 +14,8 @@
 # RESULT=path/name (without .md) writes elsewhere.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=bench/inferd_ready.sh
+source "$root/bench/inferd_ready.sh"
 rounds="${1:-3}" seconds="${2:-8}" conns="${3:-32}"
 bin="$(realpath "${INFERD_BINARY:-$root/build/inferd}")"
 models="${INFERD_DEMO_MODELS:-$root/build/demo-models}"
@@ -29,14 +31,7 @@ for round in $(seq "$rounds"); do
     "$bin" --model-repository "$tmp/repo" --host 127.0.0.1 --http-port 0 --grpc-port 0 \
       --port-file "$tmp/ports" --access-log "$access" > "$tmp/inferd-$access.log" 2>&1 &
     pid=$!
-    port=""
-    for _ in $(seq 600); do  # the port file appears once inferd listens (JSON: {"http": N, ...})
-      port="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["http"])' \
-        "$tmp/ports" 2>/dev/null)" && break
-      sleep 0.1
-    done
-    [ -n "$port" ] || { echo "inferd did not write its port file" >&2; cat "$tmp/inferd-$access.log" >&2; exit 1; }
-    until curl -sf "http://127.0.0.1:$port/v2/health/ready" > /dev/null; do sleep 0.1; done
+    port="$(inferd_ready "$tmp/ports" "$tmp/inferd-$access.log")"
     url="http://127.0.0.1:$port/predict"
     wrk -t1 -c"$conns" -d2s -s "$root/bench/predict.lua" "$url" -- "$tmp/body.json" > /dev/null
     perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "$pid" \
