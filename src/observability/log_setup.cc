@@ -8,13 +8,12 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <spdlog/async.h>
-#include <spdlog/async_logger.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/sink.h>
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "observability/batching_log_sink.h"
 
 namespace inferd {
 namespace {
@@ -25,11 +24,14 @@ constexpr char kAccessLoggerName[] = "access";
 std::atomic<bool> access_log_enabled{true};
 std::atomic<LogFormat> log_format{LogFormat::kPlain};
 constexpr size_t kAccessQueueLines = 16384;
+// How long access lines may wait to be written together (batching_log_sink.h).
+constexpr std::chrono::milliseconds kAccessWriteInterval(50);
 
-// The access logger's writer thread; owned here so that ShutdownLogging can drain it.
-std::shared_ptr<spdlog::details::thread_pool>& AccessPool() {
-  static auto* pool = new std::shared_ptr<spdlog::details::thread_pool>();
-  return *pool;
+// The access logger's sink and its writer thread; owned here so that ShutdownLogging can
+// drain it.
+std::shared_ptr<BatchingLogSink>& AccessSink() {
+  static auto* sink = new std::shared_ptr<BatchingLogSink>();
+  return *sink;
 }
 
 std::unique_ptr<spdlog::formatter> MakeFormatter(LogFormat format) {
@@ -104,15 +106,15 @@ std::unique_ptr<spdlog::formatter> JsonLogFormatter::clone() const {
 absl::Status ConfigureLogging(LogFormat format, std::string_view level, bool access_log) {
   std::shared_ptr<spdlog::logger> main = spdlog::default_logger();
   if (!spdlog::get(kAccessLoggerName)) {
-    // Asynchronous: an I/O thread only queues the line; one background thread writes it, so
-    // a slow log consumer (a pipe, a full disk) never stalls request handling. When the
-    // queue is full the oldest lines are dropped and counted
-    // (inferd_log_messages_dropped_total) rather than blocking. Same sinks as the main log:
-    // one stream, lines never interleaved mid-line.
-    AccessPool() = std::make_shared<spdlog::details::thread_pool>(kAccessQueueLines, 1);
-    auto access = std::make_shared<spdlog::async_logger>(
-        kAccessLoggerName, main->sinks().begin(), main->sinks().end(), AccessPool(),
-        spdlog::async_overflow_policy::overrun_oldest);
+    // Batched: a request thread only queues the line; one background thread writes the
+    // queued lines together, so a slow log consumer (a pipe, a full disk) never stalls
+    // request handling and a request never pays for waking a writer. When the queue is
+    // full new lines are dropped and counted (inferd_log_messages_dropped_total) rather
+    // than blocking. Same sinks as the main log: one stream, lines never interleaved
+    // mid-line.
+    AccessSink() =
+        std::make_shared<BatchingLogSink>(main->sinks(), kAccessQueueLines, kAccessWriteInterval);
+    auto access = std::make_shared<spdlog::logger>(kAccessLoggerName, AccessSink());
     access->set_level(spdlog::level::info);
     spdlog::register_logger(access);
   }
@@ -150,12 +152,12 @@ std::string CurrentLogLevel() {
 LogFormat CurrentLogFormat() { return log_format.load(); }
 bool AccessLogEnabled() { return access_log_enabled.load(); }
 
-uint64_t AccessLogLinesDropped() { return AccessPool() ? AccessPool()->overrun_counter() : 0; }
+uint64_t AccessLogLinesDropped() { return AccessSink() ? AccessSink()->dropped() : 0; }
 
 void ShutdownLogging() {
   SetAccessLogEnabled(false);
-  // The pool's destructor writes what is queued, then joins its thread.
-  AccessPool().reset();
+  // The logger holds the sink too; flushing writes what is queued before the process ends.
+  if (AccessSink()) AccessSink()->flush();
 }
 
 spdlog::logger& AccessLogger() {

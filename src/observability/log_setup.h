@@ -27,8 +27,8 @@ enum class LogFormat { kPlain, kJson };
 absl::StatusOr<LogFormat> ParseLogFormat(std::string_view name);
 std::string_view LogFormatName(LogFormat format);
 
-// Sets up the default logger and the access logger (asynchronous: lines are queued and
-// written by a background thread). Call once, before other threads log.
+// Sets up the default logger and the access logger (batched: lines are queued and written
+// by a background thread, observability/batching_log_sink.h). Call once, before other threads log.
 absl::Status ConfigureLogging(LogFormat format, std::string_view level, bool access_log);
 // Turns the access log off and writes the lines still queued. Call once at exit, after the
 // frontends have stopped.
