@@ -3,8 +3,9 @@
 //
 // Why: the access log writes one line per request. spdlog's asynchronous logger wakes its
 // writer thread for every line; with one client on a 2-core machine that wake-up and the
-// writer's run beside the request added ~50 µs to a ~55 µs binary-HTTP request and ~20 µs
-// to a gRPC one (measured with build/inferd_latency_probe, access log on and off). Here a
+// writer's run beside the request cost each call time and CPU (this sink in its place:
+// gRPC ModelInfer p50 199 -> 170 µs, server CPU per call 189 -> 160 µs;
+// bench/results/2026-12-04-2026-12-04-grpc-batched-access-log.md). Here a
 // request thread only copies its line into a vector under a mutex: the writer is woken only
 // by the first line after it has gone idle, then sleeps out the interval so that the lines
 // of that interval are written together. Under load it writes each interval's lines in one
