@@ -108,7 +108,7 @@ absl::Status ConfigureLogging(LogFormat format, std::string_view level, bool acc
   if (!spdlog::get(kAccessLoggerName)) {
     // Batched: a request thread only queues the line; one background thread writes the
     // queued lines together, so a slow log consumer (a pipe, a full disk) never stalls
-    // request handling and a request never pays for waking a writer. When the queue is
+    // request handling and the writer wakes once per interval, not per line. When the queue is
     // full new lines are dropped and counted (inferd_log_messages_dropped_total) rather
     // than blocking. Same sinks as the main log: one stream, lines never interleaved
     // mid-line.
