@@ -7,6 +7,7 @@
 #ifndef INFERD_CORE_INFER_REQUEST_H_
 #define INFERD_CORE_INFER_REQUEST_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +27,11 @@ struct InferResponse {
 // The longest timeout a client may ask for (one day): deadlines are computed as now + timeout
 // on a nanosecond clock, which a client's INT64_MAX microseconds overflowed.
 inline constexpr int64_t kMaxTimeoutUs = int64_t{86'400} * 1'000'000;
+
+// The longest request id a client may send (KServe's and gRPC's "id"): it is echoed into
+// every response, and into every event of a stream, so an unbounded one multiplied a request
+// into hundreds of megabytes of output.
+inline constexpr size_t kMaxClientIdBytes = 256;
 
 struct InferRequest {
   std::string id;                   // client's request id, echoed back
