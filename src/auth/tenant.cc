@@ -83,6 +83,34 @@ absl::StatusOr<TenantPermit> Tenant::Admit(Duration* retry_after) {
   return TenantPermit(this, now);
 }
 
+absl::StatusOr<TenantSlots> Tenant::AdmitMore(int count) {
+  if (count <= 0) return TenantSlots();
+  const int before = in_flight_.fetch_add(count, std::memory_order_acq_rel);
+  if (limits_.max_in_flight > 0 && before + count > limits_.max_in_flight) {
+    in_flight_.fetch_sub(count, std::memory_order_acq_rel);
+    CountRejection(TenantRejection::kInFlight);
+    return absl::ResourceExhaustedError(
+        StrCat("tenant '", limits_.name, "' may have ", limits_.max_in_flight,
+               " sequences in flight (its max_in_flight); this request's ", count + 1,
+               " choices ('n') would make ", before + count,
+               "; ask for fewer choices or retry when others have finished"));
+  }
+  return TenantSlots(this, count);
+}
+
+TenantSlots& TenantSlots::operator=(TenantSlots&& other) noexcept {
+  if (this != &other) {
+    if (tenant_ != nullptr) tenant_->in_flight_.fetch_sub(count_, std::memory_order_acq_rel);
+    tenant_ = std::exchange(other.tenant_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+  }
+  return *this;
+}
+
+TenantSlots::~TenantSlots() {
+  if (tenant_ != nullptr) tenant_->in_flight_.fetch_sub(count_, std::memory_order_acq_rel);
+}
+
 void Tenant::CountRejection(TenantRejection reason) {
   if (observer_) observer_->OnRejected(reason);
 }

@@ -68,6 +68,22 @@ class TenantPermit {
   TimePoint admitted_;
 };
 
+// In-flight slots a request takes besides its permit's one, because it occupies more than
+// one (a generation with n choices is n sequences). Movable; released on destruction; not
+// reported as requests.
+class TenantSlots {
+ public:
+  TenantSlots() = default;
+  TenantSlots(Tenant* tenant, int count) : tenant_(tenant), count_(count) {}
+  TenantSlots(TenantSlots&& other) noexcept { *this = std::move(other); }
+  TenantSlots& operator=(TenantSlots&& other) noexcept;
+  ~TenantSlots();
+
+ private:
+  Tenant* tenant_ = nullptr;
+  int count_ = 0;
+};
+
 class Tenant {
  public:
   Tenant(TenantLimits limits, const TimeSource* time);
@@ -81,6 +97,9 @@ class Tenant {
   // A permit, or ResourceExhausted saying which limit was hit, with `retry_after` set to
   // when trying again makes sense.
   absl::StatusOr<TenantPermit> Admit(Duration* retry_after);
+  // `count` more in-flight slots for a request already admitted (TenantSlots), or
+  // ResourceExhausted when they would pass max_in_flight: the request is then refused whole.
+  absl::StatusOr<TenantSlots> AdmitMore(int count);
   // Counts a refusal decided elsewhere (a model it may not use).
   void CountRejection(TenantRejection reason);
 
@@ -89,6 +108,7 @@ class Tenant {
 
  private:
   friend class TenantPermit;
+  friend class TenantSlots;
   void Release(absl::StatusCode code, TimePoint admitted);
 
   const TenantLimits limits_;

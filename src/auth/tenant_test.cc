@@ -65,6 +65,34 @@ TEST(TenantTest, CapsRequestsInFlightAndFreesTheSlotOnFinish) {
   EXPECT_THAT(events, ElementsAre("in_flight_limit", "OK 30ms", "CANCELLED 0ms"));
 }
 
+// Regression (issue 30, finding 6): a request with n choices holds n sequences, so it counts n
+// against max_in_flight; a tenant capped at one no longer held four sequences with n: 4.
+TEST(TenantTest, ExtraSlotsCountAgainstMaxInFlightAndAreGivenBack) {
+  FakeTimeSource time;
+  Tenant tenant(Limits("carol", 0, 0, 3), &time);
+  std::vector<std::string> events;
+  tenant.SetObserver(std::make_unique<RecordingObserver>(&events));
+  Duration retry{};
+  absl::StatusOr<TenantPermit> permit = tenant.Admit(&retry);
+  ASSERT_TRUE(permit.ok());
+  absl::StatusOr<TenantSlots> three_more = tenant.AdmitMore(3);
+  ASSERT_TRUE(absl::IsResourceExhausted(three_more.status()));
+  EXPECT_THAT(std::string(three_more.status().message()),
+              HasSubstr("this request's 4 choices ('n') would make 4"));
+  EXPECT_EQ(tenant.in_flight(), 1);
+  {
+    absl::StatusOr<TenantSlots> two_more = tenant.AdmitMore(2);
+    ASSERT_TRUE(two_more.ok());
+    EXPECT_EQ(tenant.in_flight(), 3);
+    EXPECT_FALSE(tenant.Admit(&retry).ok());
+    TenantSlots moved = *std::move(two_more);
+    EXPECT_EQ(tenant.in_flight(), 3);
+  }
+  EXPECT_EQ(tenant.in_flight(), 1);
+  // Slots are not requests: only the two refusals are reported.
+  EXPECT_THAT(events, ElementsAre("in_flight_limit", "in_flight_limit"));
+}
+
 TEST(TenantTest, RateLimitRefusesWithTheWaitAndRecovers) {
   FakeTimeSource time;
   Tenant tenant(Limits("bob", 2, 1, 0), &time);
