@@ -1,5 +1,6 @@
 #include "core/served_model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -80,20 +81,26 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
 
 void ServedModel::Generate(std::unique_ptr<GenerateRequest> request) {
   GenerativeModel* generator = generative_;
+  const int choices = std::max(request->n, 1);
   if (generator == nullptr) {
-    GenerationEvent event;
-    event.done = true;
-    event.status = absl::InvalidArgumentError(
+    const absl::Status refused = absl::InvalidArgumentError(
         StrCat("model '", config_->name, "' does not generate text (backend ", config_->backend,
                "); use its infer endpoint"));
-    request->on_event(std::move(event));
+    for (int choice = 0; choice < choices; ++choice) {
+      GenerationEvent event;
+      event.choice = choice;
+      event.done = true;
+      event.status = refused;
+      request->on_event(std::move(event));
+    }
     return;
   }
-  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  // Each choice is in flight until its last event.
+  in_flight_.fetch_add(choices, std::memory_order_acq_rel);
   request->on_event = [this, done = std::move(request->on_event)](GenerationEvent event) {
     const bool last = event.done;
-    if (last) in_flight_.fetch_sub(1, std::memory_order_acq_rel);
     done(std::move(event));
+    if (last) in_flight_.fetch_sub(1, std::memory_order_acq_rel);
   };
   generator->Generate(std::move(request));
 }

@@ -1,6 +1,5 @@
 #include "backends/llama/llama_backend.h"
 
-#include <future>
 #include <utility>
 #include <vector>
 
@@ -11,7 +10,6 @@
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
 
 namespace inferd {
 namespace {
@@ -33,33 +31,12 @@ class LlamaModel : public BackendModel, public GenerativeModel {
   void Embed(std::unique_ptr<EmbedRequest> request) override { engine_->Embed(std::move(request)); }
   void Shutdown() override { engine_->Shutdown(); }
 
-  // text_input (BYTES, one element) -> text_output: one generation with default sampling,
-  // waited for on the calling execution thread.
-  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
-    if (inputs.size() != 1 || inputs[0].type() != DataType::kBytes) {
-      return absl::InvalidArgumentError("a llama model takes one BYTES input (the prompt)");
-    }
-    const std::vector<std::string_view> prompts = BytesElements(inputs[0]);
-    if (prompts.size() != 1) {
-      return absl::InvalidArgumentError(StrCat("text_input must hold one prompt, got ",
-                                               prompts.size(), " (send one request each)"));
-    }
-    auto request = std::make_unique<GenerateRequest>();
-    request->prompt = std::string(prompts[0]);
-    auto text = std::make_shared<std::string>();
-    auto done = std::make_shared<std::promise<absl::Status>>();
-    std::future<absl::Status> finished = done->get_future();
-    request->on_event = [text, done](GenerationEvent event) {
-      text->append(event.text);
-      if (event.done) done->set_value(event.status);
-    };
-    engine_->Generate(std::move(request));
-    RETURN_IF_ERROR(finished.get());
-    const std::string_view output(*text);
-    ASSIGN_OR_RETURN(Tensor tensor, MakeBytesTensor(Shape{1}, std::span(&output, 1)));
-    std::vector<Tensor> outputs;
-    outputs.push_back(std::move(tensor));
-    return outputs;
+  // Tensor requests to a generative model are served as generations by the inference path
+  // (core/infer_as_generation.h), with the generation limits, deadline and cancellation;
+  // none reaches an execution instance.
+  absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor>) override {
+    return absl::InternalError(
+        "a llama model generates through the inference path, not an execution instance");
   }
 
   uint64_t memory_bytes() const override { return engine_->memory_bytes(); }

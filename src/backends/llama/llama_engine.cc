@@ -9,10 +9,12 @@
 #include <llama.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/llama/prompt_segments.h"
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
 #include "common/cores.h"
 #include "common/openmp_team.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace inferd {
@@ -130,20 +132,42 @@ void Deliver(GenerateRequest& request, GenerationEvent event) {
   if (request.on_event) request.on_event(std::move(event));
 }
 
-void Fail(GenerateRequest& request, absl::Status status) {
-  GenerationEvent event;
-  event.done = true;
-  event.status = std::move(status);
+// A request refused before its sequences were queued: every choice ends with `status`.
+void Fail(GenerateRequest& request, const absl::Status& status) {
   auto callback = std::move(request.on_event);
   request.on_event = nullptr;
-  if (callback) callback(std::move(event));
+  if (!callback) return;
+  for (int choice = 0; choice < std::max(request.n, 1); ++choice) {
+    GenerationEvent event;
+    event.choice = choice;
+    event.done = true;
+    event.status = status;
+    callback(std::move(event));
+  }
+}
+
+// One queued choice refused (cancelled or expired while it waited, or unloaded): its end.
+void FailChoice(GenerateRequest& request, int choice, const absl::Status& status) {
+  GenerationEvent event;
+  event.choice = choice;
+  event.done = true;
+  event.status = status;
+  Deliver(request, std::move(event));
 }
 
 }  // namespace
 
+// One choice of a prepared request, waiting for a free sequence. The choices of a request
+// share it, and its tokens.
 struct LlamaEngine::Queued {
-  std::unique_ptr<GenerateRequest> request;
-  std::vector<int32_t> prompt;
+  std::shared_ptr<GenerateRequest> request;
+  std::shared_ptr<const std::vector<int32_t>> prompt;
+  int choice = 0;
+  int64_t max_tokens = 0;
+};
+
+struct LlamaEngine::Prepared {
+  std::shared_ptr<const std::vector<int32_t>> prompt;
   int64_t max_tokens = 0;
 };
 
@@ -157,9 +181,12 @@ struct LlamaEngine::Slot {
   int32_t seq = 0;
   std::vector<int32_t> cache;  // the tokens the KV cache holds for this sequence
   uint64_t last_used = 0;      // admission tick
-  // The request being served; null when the slot is free.
-  std::unique_ptr<GenerateRequest> request;
-  std::vector<int32_t> prompt;
+  // Whose requests may reuse `cache` (GenerateRequest::cache_partition).
+  std::string partition;
+  // The request being served (shared by its choices); null when the slot is free.
+  std::shared_ptr<GenerateRequest> request;
+  int choice = 0;
+  std::shared_ptr<const std::vector<int32_t>> prompt;
   size_t prompt_done = 0;  // prompt tokens in the cache
   int64_t cached = 0;      // of them, reused from an earlier request
   int64_t max_tokens = 0;
@@ -279,7 +306,12 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
   stats_.context_length = options_.context_length;
   stats_.parallel = options_.parallel;
   stats_.kv_cells_total = static_cast<int64_t>(llama_n_ctx(context_));
+  const int32_t vocabulary = llama_vocab_n_tokens(vocab_);
+  for (int32_t token = 0; token < vocabulary; ++token) {
+    max_token_bytes_ = std::max(max_token_bytes_, Piece(token, /*special=*/true).size());
+  }
   thread_ = std::thread([this] { Loop(); });
+  prepare_thread_ = std::thread([this] { PrepareLoop(); });
 }
 
 LlamaEngine::~LlamaEngine() {
@@ -296,31 +328,33 @@ void LlamaEngine::Shutdown() {
     stopping_ = true;
   }
   work_.NotifyAll();
+  incoming_work_.NotifyAll();
+  if (prepare_thread_.joinable()) prepare_thread_.join();
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<int32_t> LlamaEngine::Tokenize(const std::string& text) const {
+std::vector<int32_t> LlamaEngine::Tokenize(std::string_view text, bool add_special,
+                                           bool parse_special) const {
   // A token covers at least one byte; room for the BOS/EOS the vocabulary may add.
   std::vector<int32_t> tokens(text.size() + 4);
   int32_t n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                             static_cast<int32_t>(tokens.size()), /*add_special=*/true,
-                             /*parse_special=*/true);
+                             static_cast<int32_t>(tokens.size()), add_special, parse_special);
   if (n < 0) {
     tokens.resize(static_cast<size_t>(-n));
     n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                       static_cast<int32_t>(tokens.size()), true, true);
+                       static_cast<int32_t>(tokens.size()), add_special, parse_special);
   }
   tokens.resize(static_cast<size_t>(std::max(n, 0)));
   return tokens;
 }
 
-std::string LlamaEngine::Piece(int32_t token) const {
+std::string LlamaEngine::Piece(int32_t token, bool special) const {
   char buffer[128];
-  int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, false);
+  int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, special);
   if (n >= 0) return std::string(buffer, static_cast<size_t>(n));
   std::string piece(static_cast<size_t>(-n), '\0');
   n = llama_token_to_piece(vocab_, token, piece.data(), static_cast<int32_t>(piece.size()), 0,
-                           false);
+                           special);
   piece.resize(static_cast<size_t>(std::max(n, 0)));
   return piece;
 }
@@ -340,26 +374,21 @@ absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
 }
 
 void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
-  std::string text;
-  if (request->chat) {
-    absl::StatusOr<std::string> rendered = ApplyChatTemplate(request->messages);
-    if (!rendered.ok()) return Fail(*request, rendered.status());
-    text = *std::move(rendered);
-  } else {
-    text = request->prompt;
+  // Cheap checks first, on the caller's thread; rendering and tokenising on the preparation
+  // thread (the class comment).
+  const int n = request->n;
+  if (n < 1 || n > kMaxChoices) {
+    return Fail(*request, absl::InvalidArgumentError(
+                              StrCat("'n' must be between 1 and ", kMaxChoices, ", got ", n)));
   }
-  auto queued = std::make_unique<Queued>();
-  queued->prompt = Tokenize(text);
-  if (queued->prompt.empty()) {
-    return Fail(*request, absl::InvalidArgumentError("the prompt is empty (it has no tokens)"));
-  }
-  const int64_t n_prompt = static_cast<int64_t>(queued->prompt.size());
-  if (n_prompt >= options_.context_length) {
-    return Fail(*request,
-                absl::InvalidArgumentError(
-                    StrCat("the prompt has ", n_prompt,
-                           " tokens, but a sequence of this model holds ", options_.context_length,
-                           " tokens, prompt and output together (parameters.context_length)")));
+  const size_t bytes = PromptBytes(*request);
+  const size_t most = static_cast<size_t>(options_.context_length) * max_token_bytes_;
+  if (bytes > most) {
+    return Fail(*request, absl::InvalidArgumentError(StrCat(
+                              "the prompt is ", bytes, " bytes; a sequence of this model holds ",
+                              options_.context_length,
+                              " tokens (parameters.context_length), and no prompt of more than ",
+                              most, " bytes fits in that many of its tokens")));
   }
   const int64_t cap = options_.max_output_tokens();
   if (request->max_tokens > cap) {
@@ -367,25 +396,144 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
                                                             " exceeds this model's limit of ", cap,
                                                             " (parameters.max_tokens)")));
   }
-  queued->max_tokens = request->max_tokens > 0 ? request->max_tokens : cap;
-  queued->request = std::move(request);
   absl::Status refused;
   {
     MutexLock lock(&mu_);
+    const int64_t waiting = incoming_sequences_ + static_cast<int64_t>(queue_.size());
     if (stopping_) {
       refused = absl::UnavailableError("the model is shutting down");
-    } else if (static_cast<int64_t>(queue_.size()) >= options_.max_queue) {
+    } else if (waiting + n > options_.max_queue) {
       ++stats_.requests_failed;
-      refused = absl::ResourceExhaustedError(StrCat("the model's queue is full: ", queue_.size(),
-                                                    " requests wait for one of ", options_.parallel,
-                                                    " sequences (parameters.max_queue)"));
+      refused = absl::ResourceExhaustedError(
+          StrCat("the model's queue is full: ", waiting, " sequences wait for one of ",
+                 options_.parallel, " (parameters.max_queue ", options_.max_queue, ")"));
     } else {
-      queue_.push_back(std::move(queued));
-      stats_.queued = static_cast<int64_t>(queue_.size());
+      incoming_sequences_ += n;
+      incoming_.push_back(std::move(request));
+      stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
     }
   }
-  if (!refused.ok()) return Fail(*queued->request, std::move(refused));
-  work_.NotifyOne();
+  if (!refused.ok()) return Fail(*request, refused);
+  incoming_work_.NotifyOne();
+}
+
+absl::StatusOr<std::vector<int32_t>> LlamaEngine::TokenizeChat(
+    const std::vector<ChatMessage>& messages) const {
+  ASSIGN_OR_RETURN(std::string rendered, ApplyChatTemplate(messages));
+  if (options_.special_tokens_in_messages) return Tokenize(rendered);
+  // The contents as plain text (prompt_segments.h): the template rendered a second time with
+  // markers for the contents says where they stand.
+  absl::StatusOr<std::string> marked = ApplyChatTemplate(MarkedMessages(messages));
+  std::optional<std::vector<PromptSegment>> segments;
+  if (marked.ok()) segments = SplitRenderedPrompt(rendered, *marked, messages);
+  if (!segments) {
+    // The template looks at the contents, so they cannot be told apart from its text: a
+    // content that holds special-token text is refused rather than tokenised as control.
+    for (size_t i = 0; i < messages.size(); ++i) {
+      for (int32_t token : Tokenize(messages[i].content, false, true)) {
+        if (llama_vocab_get_attr(vocab_, token) &
+            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED)) {
+          return absl::InvalidArgumentError(StrCat(
+              "messages[", i, "].content holds the text of the special token '", Piece(token, true),
+              "', which this model's chat template does not let inferd keep as plain text; "
+              "remove it (or the operator may set parameters.special_tokens_in_messages)"));
+        }
+      }
+    }
+    return Tokenize(rendered);
+  }
+  std::vector<int32_t> tokens;
+  bool first = true;
+  for (const PromptSegment& segment : *segments) {
+    // BOS (when the vocabulary wants it) once, before the first segment.
+    std::vector<int32_t> part = Tokenize(segment.text, first, !segment.content);
+    first = false;
+    tokens.insert(tokens.end(), part.begin(), part.end());
+  }
+  if (first) tokens = Tokenize("");
+  return tokens;
+}
+
+absl::StatusOr<LlamaEngine::Prepared> LlamaEngine::Prepare(const GenerateRequest& request) const {
+  std::vector<int32_t> tokens;
+  if (request.chat) {
+    ASSIGN_OR_RETURN(tokens, TokenizeChat(request.messages));
+  } else {
+    // A raw prompt is the client's whole prompt, special tokens and all (as llama.cpp's
+    // server takes it).
+    tokens = Tokenize(request.prompt);
+  }
+  if (tokens.empty()) return absl::InvalidArgumentError("the prompt is empty (it has no tokens)");
+  const int64_t n_prompt = static_cast<int64_t>(tokens.size());
+  if (n_prompt >= options_.context_length) {
+    return absl::InvalidArgumentError(
+        StrCat("the prompt has ", n_prompt, " tokens, but a sequence of this model holds ",
+               options_.context_length,
+               " tokens, prompt and output together (parameters.context_length)"));
+  }
+  Prepared prepared;
+  prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));
+  prepared.max_tokens = request.max_tokens > 0 ? request.max_tokens : options_.max_output_tokens();
+  return prepared;
+}
+
+void LlamaEngine::PrepareLoop() {
+  while (true) {
+    std::unique_ptr<GenerateRequest> request;
+    {
+      MutexLock lock(&mu_);
+      incoming_work_.Wait(&mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !incoming_.empty();
+      });
+      if (stopping_) break;
+      request = std::move(incoming_.front());
+      incoming_.pop_front();
+    }
+    absl::StatusOr<Prepared> prepared;
+    if (request->cancelled->load(std::memory_order_acquire)) {
+      prepared = absl::CancelledError("the client went away");
+    } else if (request->deadline && Clock::now() >= *request->deadline) {
+      prepared = absl::DeadlineExceededError(
+          "the request's deadline passed before its prompt was processed");
+    } else {
+      prepared = Prepare(*request);
+    }
+    const int n = request->n;
+    absl::Status refused = prepared.status();
+    std::shared_ptr<GenerateRequest> shared;
+    {
+      MutexLock lock(&mu_);
+      incoming_sequences_ -= n;
+      if (refused.ok() && stopping_) refused = absl::UnavailableError("the model was unloaded");
+      if (refused.ok()) {
+        shared = std::move(request);
+        for (int choice = 0; choice < n; ++choice) {
+          auto queued = std::make_unique<Queued>();
+          queued->request = shared;
+          queued->prompt = prepared->prompt;
+          queued->choice = choice;
+          queued->max_tokens = prepared->max_tokens;
+          queue_.push_back(std::move(queued));
+        }
+      } else {
+        ++stats_.requests_failed;
+      }
+      stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
+    }
+    if (!refused.ok()) {
+      Fail(*request, refused);
+      continue;
+    }
+    work_.NotifyOne();
+  }
+  // Shutting down: what waits for preparation is answered here.
+  std::deque<std::unique_ptr<GenerateRequest>> left;
+  {
+    MutexLock lock(&mu_);
+    left.swap(incoming_);
+    incoming_sequences_ = 0;
+  }
+  for (auto& request : left) Fail(*request, absl::UnavailableError("the model was unloaded"));
 }
 
 void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
@@ -551,19 +699,20 @@ void LlamaEngine::Loop() {
     // Prompt chunks fill the rest of the step, the earliest admitted first.
     std::vector<Slot*> prompting;
     for (auto& slot : slots_) {
-      if (slot->request != nullptr && slot->prompt_done < slot->prompt.size()) {
+      if (slot->request != nullptr && slot->prompt_done < slot->prompt->size()) {
         prompting.push_back(slot.get());
       }
     }
     std::sort(prompting.begin(), prompting.end(),
               [](const Slot* a, const Slot* b) { return a->last_used < b->last_used; });
     for (Slot* slot : prompting) {
-      while (batch.n_tokens < options_.batch_size && slot->prompt_done < slot->prompt.size()) {
-        const bool last = slot->prompt_done + 1 == slot->prompt.size();
-        const int32_t i = add(slot->prompt[slot->prompt_done],
-                              static_cast<int32_t>(slot->cache.size()), slot->seq, last);
+      const std::vector<int32_t>& prompt = *slot->prompt;
+      while (batch.n_tokens < options_.batch_size && slot->prompt_done < prompt.size()) {
+        const bool last = slot->prompt_done + 1 == prompt.size();
+        const int32_t i = add(prompt[slot->prompt_done], static_cast<int32_t>(slot->cache.size()),
+                              slot->seq, last);
         if (last) slot->batch_index = i;
-        slot->cache.push_back(slot->prompt[slot->prompt_done]);
+        slot->cache.push_back(prompt[slot->prompt_done]);
         ++slot->prompt_done;
         ++prompt_tokens;
       }
@@ -603,6 +752,7 @@ void LlamaEngine::Loop() {
         continue;
       }
       GenerationEvent event;
+      event.choice = slot->choice;
       event.text = slot->text->Add(Piece(token));
       event.tokens = 1;
       if (!event.text.empty()) Deliver(*slot->request, std::move(event));
@@ -632,8 +782,9 @@ void LlamaEngine::Loop() {
     left.swap(queue_);
     stats_.queued = 0;
   }
-  for (auto& queued : left)
-    Fail(*queued->request, absl::UnavailableError("the model was unloaded"));
+  for (auto& queued : left) {
+    FailChoice(*queued->request, queued->choice, absl::UnavailableError("the model was unloaded"));
+  }
   std::deque<std::unique_ptr<EmbedJob>> embeds;
   {
     MutexLock lock(&mu_);
@@ -681,31 +832,43 @@ void LlamaEngine::Admit() {
     while (!free.empty() && !queue_.empty()) {
       std::unique_ptr<Queued> next = std::move(queue_.front());
       queue_.pop_front();
+      // Another partition's cache counts as empty: its prefix is never reused.
+      static const std::vector<int32_t> kNothing;
       std::vector<SlotCandidate> candidates;
-      for (Slot* slot : free) candidates.push_back({slot->cache, slot->last_used});
-      const size_t chosen = ChooseSlot(candidates, next->prompt);
+      for (Slot* slot : free) {
+        const bool mine = slot->partition == next->request->cache_partition;
+        candidates.push_back({mine ? slot->cache : kNothing, slot->last_used});
+      }
+      const size_t chosen = ChooseSlot(candidates, *next->prompt);
       admitted.emplace_back(free[chosen], std::move(next));
       free.erase(free.begin() + static_cast<std::ptrdiff_t>(chosen));
     }
-    stats_.queued = static_cast<int64_t>(queue_.size());
+    stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
     stats_.requests_failed += dropped.size();
   }
-  for (auto& [queued, why] : dropped) Fail(*queued->request, std::move(why));
+  for (auto& [queued, why] : dropped) FailChoice(*queued->request, queued->choice, why);
   llama_memory_t memory = llama_get_memory(context_);
   for (auto& [slot, queued] : admitted) {
-    size_t reuse = queued->request->cache_prompt ? ReusablePrefix(slot->cache, queued->prompt) : 0;
+    const bool same_partition = slot->partition == queued->request->cache_partition;
+    size_t reuse = queued->request->cache_prompt && same_partition
+                       ? ReusablePrefix(slot->cache, *queued->prompt)
+                       : 0;
     if (reuse < slot->cache.size() &&
         !llama_memory_seq_rm(memory, slot->seq, static_cast<llama_pos>(reuse), -1)) {
       llama_memory_seq_rm(memory, slot->seq, -1, -1);
       reuse = 0;
     }
     slot->cache.resize(reuse);
+    slot->partition = queued->request->cache_partition;
     slot->request = std::move(queued->request);
+    slot->choice = queued->choice;
     slot->prompt = std::move(queued->prompt);
     slot->prompt_done = reuse;
     slot->cached = static_cast<int64_t>(reuse);
     slot->max_tokens = queued->max_tokens;
-    slot->sampler = MakeSampler(slot->request->sampling);
+    SamplingParams sampling = slot->request->sampling;
+    if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
+    slot->sampler = MakeSampler(sampling);
     slot->text.emplace(slot->request->stop);
     slot->next = -1;
     slot->generated = 0;
@@ -717,11 +880,12 @@ void LlamaEngine::Admit() {
 
 void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   GenerationEvent event;
+  event.choice = slot.choice;
   event.done = true;
   if (status.ok()) event.text = slot.text->Flush();
   event.status = std::move(status);
   event.finish_reason = reason;
-  event.usage.prompt_tokens = static_cast<int64_t>(slot.prompt.size());
+  event.usage.prompt_tokens = static_cast<int64_t>(slot.prompt->size());
   event.usage.cached_prompt_tokens = slot.cached;
   event.usage.completion_tokens = slot.generated;
   const TimePoint now = Clock::now();
@@ -741,13 +905,15 @@ void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
       }
     }
   }
-  std::unique_ptr<GenerateRequest> request = std::move(slot.request);
+  // The request is shared by its choices: the last one to end lets it go (and its callback,
+  // which may hold the frontend's reply state).
+  std::shared_ptr<GenerateRequest> request = std::move(slot.request);
+  slot.prompt.reset();
   slot.sampler.reset();
   slot.text.reset();
   slot.next = -1;
   slot.batch_index = -1;
-  auto callback = std::move(request->on_event);
-  if (callback) callback(std::move(event));
+  Deliver(*request, std::move(event));
 }
 
 }  // namespace inferd

@@ -7,8 +7,12 @@
 // chain, and reports the new text. Sequences join and leave between steps; a cancelled or
 // expired request leaves at the next step and its slot is free again.
 //
-// Requests are tokenized (and chat messages rendered) on the caller's thread, so a prompt
-// that does not fit is refused at once and the decode thread only decodes.
+// Requests are prepared on a thread of their own: chat messages rendered (their contents
+// tokenised as plain text, prompt_segments.h), the prompt tokenised once for all of a
+// request's n choices, checked against the context, then queued as n sequences. Neither the
+// caller (an I/O thread) nor the decode thread does work in proportion to a client's prompt;
+// a prompt longer in bytes than the context could hold in this vocabulary's longest tokens is
+// refused before it is tokenised at all.
 //
 // Thread-safety: Generate, ApplyChatTemplate and Stats are thread-safe. Ownership: the engine
 // owns queued and running requests and answers each exactly once; Shutdown (or the
@@ -21,6 +25,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -63,12 +68,19 @@ class LlamaEngine : public GenerativeModel {
   struct Queued;
   struct Slot;
   struct EmbedJob;
+  struct Prepared;
 
   // `embedder`: null unless parameters.embeddings.
   LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
               std::unique_ptr<Embedder> embedder);
 
   void Loop();
+  // The preparation thread: renders and tokenises incoming requests, then queues them.
+  void PrepareLoop();
+  absl::StatusOr<Prepared> Prepare(const GenerateRequest& request) const;
+  // The prompt of a chat request: the template's text with special tokens, the contents
+  // without (unless parameters.special_tokens_in_messages).
+  absl::StatusOr<std::vector<int32_t>> TokenizeChat(const std::vector<ChatMessage>& messages) const;
   // One step; false when there was nothing to do.
   bool Step();
   // Moves queued requests into free slots; drops cancelled and expired ones.
@@ -81,8 +93,10 @@ class LlamaEngine : public GenerativeModel {
   void FinishEmbedding(absl::Status status);
   // Tokens of `text` as the engine sees a prompt (special tokens parsed, BOS added when the
   // vocabulary wants it).
-  std::vector<int32_t> Tokenize(const std::string& text) const;
-  std::string Piece(int32_t token) const;
+  std::vector<int32_t> Tokenize(std::string_view text, bool add_special = true,
+                                bool parse_special = true) const;
+  // The text of `token`; a special token's own text only when `special`.
+  std::string Piece(int32_t token, bool special = false) const;
 
   llama_model* const model_;
   llama_context* const context_;
@@ -93,9 +107,16 @@ class LlamaEngine : public GenerativeModel {
   absl::Status template_status_;            // why there is none
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
+  // The longest text one token stands for: a prompt of more than context_length times this
+  // many bytes cannot fit, whatever it says.
+  size_t max_token_bytes_ = 1;
 
   mutable Mutex mu_;
   CondVar work_;
+  CondVar incoming_work_;
+  // Requests waiting for the preparation thread, and the sequences they will take.
+  std::deque<std::unique_ptr<GenerateRequest>> incoming_ ABSL_GUARDED_BY(mu_);
+  int64_t incoming_sequences_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<std::unique_ptr<Queued>> queue_ ABSL_GUARDED_BY(mu_);
   std::deque<std::unique_ptr<EmbedJob>> embed_queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
@@ -106,6 +127,7 @@ class LlamaEngine : public GenerativeModel {
   std::unique_ptr<EmbedJob> embedding_;  // the embeddings request being computed
   uint64_t tick_ = 0;
   std::thread thread_;
+  std::thread prepare_thread_;
 };
 
 }  // namespace inferd

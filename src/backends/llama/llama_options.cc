@@ -90,6 +90,13 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
             config_path, ": parameters.embeddings: must be true or false, got '", value, "'"));
       }
       options.embeddings = value == "true";
+    } else if (key == "special_tokens_in_messages") {
+      if (value != "true" && value != "false") {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": parameters.special_tokens_in_messages: must be true or false, got '",
+            value, "'"));
+      }
+      options.special_tokens_in_messages = value == "true";
     } else if (key == "pooling") {
       if (value != "auto" && value != "mean" && value != "cls" && value != "last") {
         return absl::InvalidArgumentError(
@@ -102,7 +109,7 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
           config_path, ": parameters.", key,
           ": unknown parameter for backend 'llama' (known: context_length, parallel, threads, "
           "batch_threads, batch_size, ubatch_size, kv_cache_type, flash_attention, kv_unified, "
-          "max_tokens, max_queue, embeddings, pooling)"));
+          "max_tokens, max_queue, embeddings, pooling, special_tokens_in_messages)"));
     }
   }
   if (options.ubatch_size > options.batch_size) {

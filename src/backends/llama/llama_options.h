@@ -32,6 +32,9 @@ namespace inferd {
 //                       one input holds at most ubatch_size tokens (pooled in one batch)
 //   pooling: auto|mean|cls|last  how token vectors become one (auto: the file's own
 //                       `<arch>.pooling_type`, mean where it states none)
+//   special_tokens_in_messages: true|false  tokenise chat messages' content with the
+//                       vocabulary's special tokens parsed (false): true lets whoever writes a
+//                       message write control tokens, and so forge system and assistant turns
 struct LlamaOptions {
   int64_t context_length = 2048;
   int parallel = 4;
@@ -46,6 +49,7 @@ struct LlamaOptions {
   int64_t max_queue = 256;
   bool embeddings = false;
   std::string pooling = "auto";
+  bool special_tokens_in_messages = false;
 
   int64_t max_output_tokens() const { return max_tokens > 0 ? max_tokens : context_length; }
 };
