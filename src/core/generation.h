@@ -3,11 +3,14 @@
 // interface a backend's models implement, besides BackendModel, when they generate
 // (backends/llama; ServedModel finds it with a cross-cast).
 //
-// Ownership: a frontend builds a GenerateRequest and hands it to ServedModel::Generate as a
-// unique_ptr; from then on the model owns it and calls `on_event` from its decode thread,
-// zero or more times with text and exactly once with `done` set. The callback must not
-// block: frontends post the events to their own I/O threads. `cancelled` is the one field a
-// frontend still touches afterwards (it sets it when the client goes away).
+// Ownership: a frontend builds a GenerateRequest and hands it to the inference path
+// (InferencePath::Generate), which checks it against the limits below and gives it to
+// ServedModel::Generate as a unique_ptr; from then on the model owns it and calls `on_event`
+// from its own threads, for each of the request's `n` choices zero or more times with text and
+// exactly once with `done` set (a request refused before it is queued: every choice's `done`
+// carries the same error). The callback must not block: frontends post the events to their own
+// I/O threads. `cancelled` is the one field a frontend still touches afterwards (it sets it when
+// the client goes away); it stops every choice.
 #ifndef INFERD_CORE_GENERATION_H_
 #define INFERD_CORE_GENERATION_H_
 
@@ -34,6 +37,9 @@ namespace inferd {
 inline constexpr size_t kMaxPromptBytes = 1 << 20;
 inline constexpr size_t kMaxStopStrings = 4;
 inline constexpr size_t kMaxStopBytes = 256;
+// OpenAI's "n": at most this many choices from one request (each is a sequence of its own in
+// the model's decode loop, so n multiplies what one request may ask of it).
+inline constexpr int kMaxChoices = 8;
 
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", ...
@@ -59,6 +65,7 @@ struct GenerationUsage {
 };
 
 struct GenerationEvent {
+  int choice = 0;      // which of the request's n choices, 0 ..< n
   std::string text;    // new text (never a partial UTF-8 sequence, never part of a stop string)
   int64_t tokens = 0;  // tokens this event's text came from
   bool done = false;
@@ -78,8 +85,17 @@ struct GenerateRequest {
   SamplingParams sampling;
   int64_t max_tokens = 0;  // 0: the model's limit
   std::vector<std::string> stop;
-  // Reuse the KV cache's longest common prefix with an earlier request (a shared system
-  // prompt). Off: the whole prompt is processed, as a fresh engine would.
+  // Choices generated from the one prompt (OpenAI's "n"), 1 ..< kMaxChoices: the prompt is
+  // rendered and tokenised once, each choice is a sequence of its own; with a seed, choice i
+  // samples with seed + i, so the choices differ and each is repeatable.
+  int n = 1;
+  // Whose requests may reuse each other's KV cache (the caller's tenant; empty: no tenant).
+  // A cached prefix is reused only within one partition: otherwise a tenant could learn from
+  // cached_tokens, or from the time to its first token, how much of its guess matched another
+  // tenant's recent prompt.
+  std::string cache_partition;
+  // Reuse the KV cache's longest common prefix with an earlier request of the same partition
+  // (a shared system prompt). Off: the whole prompt is processed, as a fresh engine would.
   bool cache_prompt = true;
   // Absent: no deadline. Past it the request ends with DeadlineExceeded, queued or decoding.
   std::optional<TimePoint> deadline;
@@ -125,11 +141,21 @@ struct GenerationStats {
   uint64_t embedding_requests = 0, embedding_tokens = 0;  // /v1/embeddings
 };
 
+// The limits every generation entry point applies, in one place (InferencePath::Generate):
+// at most kMaxPromptBytes of prompt text (all messages together), 1..kMaxChoices choices, at
+// most kMaxStopStrings stop strings of kMaxStopBytes each, max_tokens >= 0, an id of at most
+// kMaxClientIdBytes. InvalidArgument naming the field. The model checks the rest against
+// itself (the prompt's tokens against its context, max_tokens against its cap).
+absl::Status CheckGenerateRequest(const GenerateRequest& request);
+// The bytes of a request's prompt text: the prompt, or every message's role and content.
+size_t PromptBytes(const GenerateRequest& request);
+
 // A model that generates text. Thread-safety: every method is thread-safe.
 class GenerativeModel {
  public:
   virtual ~GenerativeModel() = default;
-  // Queues `request`; every outcome arrives through request->on_event.
+  // Queues `request` (its chat template is rendered and its prompt tokenised off the caller's
+  // thread); every outcome arrives through request->on_event.
   virtual void Generate(std::unique_ptr<GenerateRequest> request) = 0;
   // The prompt the model's chat template makes of `messages` (with the generation prompt).
   virtual absl::StatusOr<std::string> ApplyChatTemplate(

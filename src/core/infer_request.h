@@ -7,9 +7,11 @@
 #ifndef INFERD_CORE_INFER_REQUEST_H_
 #define INFERD_CORE_INFER_REQUEST_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,12 @@ struct InferRequest {
   int fallback_priority = 0;
   // How long the request may wait in the queue, in microseconds; 0: the model's default.
   int64_t timeout_us = 0;  // at most kMaxTimeoutUs
+  // The caller's tenant (empty: none): requests of different tenants share no cached state
+  // (a generative model's KV cache, GenerateRequest::cache_partition).
+  std::string tenant;
+  // Set by a frontend that can tell when its client goes away (null: it cannot). Read by
+  // what runs for long: a generative model's infer stops generating when it turns true.
+  std::shared_ptr<std::atomic<bool>> cancelled;
   std::function<void(InferResponse)> on_complete;
 };
 

@@ -5,9 +5,47 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/infer_as_generation.h"
 #include "core/scheduling/batch_tuner.h"
 
 namespace inferd {
+namespace {
+
+// Every choice of a request refused before it reached a model hears the refusal.
+void RefuseGeneration(GenerateRequest& request, const absl::Status& status) {
+  auto on_event = std::move(request.on_event);
+  if (!on_event) return;
+  for (int choice = 0; choice < std::max(request.n, 1); ++choice) {
+    GenerationEvent event;
+    event.choice = choice;
+    event.done = true;
+    event.status = status;
+    on_event(std::move(event));
+  }
+}
+
+// The deadline of a request that asked for `timeout_us` (0: the model's default).
+absl::StatusOr<std::optional<TimePoint>> DeadlineFor(const ModelConfig& config, int64_t timeout_us,
+                                                     TimePoint arrival) {
+  if (timeout_us < 0 || timeout_us > kMaxTimeoutUs) {
+    return absl::InvalidArgumentError(StrCat("the timeout must be between 0 and ", kMaxTimeoutUs,
+                                             " microseconds, got ", timeout_us));
+  }
+  if (timeout_us == 0) timeout_us = config.queue.default_timeout_us;
+  if (timeout_us == 0) return std::optional<TimePoint>();
+  return std::optional<TimePoint>(arrival + std::chrono::microseconds(timeout_us));
+}
+
+// How long a load may take for a request with `deadline` (0: no bound), as the acquisition
+// takes it.
+int64_t LoadTimeoutUs(const std::optional<TimePoint>& deadline) {
+  if (!deadline) return 0;
+  const auto left =
+      std::chrono::duration_cast<std::chrono::microseconds>(*deadline - Clock::now()).count();
+  return std::max<int64_t>(left, 1);
+}
+
+}  // namespace
 
 InferencePath::InferencePath(ModelManager* models, std::string default_model)
     : models_(models), default_model_(std::move(default_model)) {}
@@ -32,6 +70,10 @@ absl::StatusOr<std::string> InferencePath::DefaultModel() const {
 
 void InferencePath::Submit(std::string_view name, std::optional<int64_t> version,
                            std::unique_ptr<InferRequest> request, InferCallbacks callbacks) {
+  if (absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+      config.ok() && (*config)->capabilities.generates_text) {
+    return SubmitGeneration(**config, version, std::move(request), std::move(callbacks));
+  }
   const int64_t timeout_us = request->timeout_us;
   // std::function needs a copyable callable: the request travels in a shared_ptr.
   auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));
@@ -49,6 +91,103 @@ void InferencePath::Submit(std::string_view name, std::optional<int64_t> version
           done(served, std::move(response));
         };
         served->Infer(std::move(*pending));
+      });
+}
+
+void InferencePath::SubmitGeneration(const ModelConfig& config, std::optional<int64_t> version,
+                                     std::unique_ptr<InferRequest> request,
+                                     InferCallbacks callbacks) {
+  absl::StatusOr<std::unique_ptr<GenerateRequest>> generation =
+      GenerationFromInfer(config, *request);
+  if (!generation.ok()) return callbacks.done(nullptr, InferResponse{generation.status(), {}, 0});
+  // The model that ran it, for `done`: set on the acquiring thread before the request is
+  // handed over, read on the decode thread after (the hand-over orders them). Not a handle:
+  // the decode thread must never release the last one; the version outlives its requests.
+  struct Outcome {
+    const ServedModel* model = nullptr;
+    std::string text;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  (*generation)->on_event = [outcome, done = std::move(callbacks.done)](GenerationEvent event) {
+    outcome->text += event.text;
+    if (!event.done) return;
+    if (!event.status.ok()) return done(outcome->model, InferResponse{event.status, {}, 0});
+    done(outcome->model, InferResponseFromText(outcome->text));
+  };
+  Generate(config.name, version, request->timeout_us, *std::move(generation),
+           [outcome, acquired = std::move(callbacks.acquired)](const ModelHandle& model) {
+             outcome->model = model.get();
+             if (acquired) acquired(model);
+           });
+}
+
+void InferencePath::Generate(std::string_view name, std::optional<int64_t> version,
+                             int64_t timeout_us, std::unique_ptr<GenerateRequest> request,
+                             std::function<void(const ModelHandle&)> acquired) {
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+  if (!config.ok()) return RefuseGeneration(*request, config.status());
+  if (!(*config)->capabilities.generates_text) {
+    return RefuseGeneration(*request, absl::InvalidArgumentError(
+                                          StrCat("model '", name, "' (backend ", (*config)->backend,
+                                                 ") does not generate text; use its infer "
+                                                 "endpoint")));
+  }
+  if (absl::Status valid = CheckGenerateRequest(*request); !valid.ok()) {
+    return RefuseGeneration(*request, valid);
+  }
+  absl::StatusOr<std::optional<TimePoint>> deadline =
+      DeadlineFor(**config, timeout_us, request->arrival);
+  if (!deadline.ok()) return RefuseGeneration(*request, deadline.status());
+  request->deadline = *deadline;
+  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
+  auto pending = std::make_shared<std::unique_ptr<GenerateRequest>>(std::move(request));
+  models_->AcquireForInference(
+      name, version, load_timeout_us,
+      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
+        if (!model.ok()) return RefuseGeneration(**pending, model.status());
+        if (acquired) acquired(*model);
+        // ServedModel counts the request in flight until its last event; nothing here holds
+        // the handle past this call.
+        (*model)->Generate(std::move(*pending));
+      });
+}
+
+void InferencePath::Embed(std::string_view name, int64_t timeout_us,
+                          std::unique_ptr<EmbedRequest> request,
+                          std::function<void(const ModelHandle&)> acquired) {
+  auto refuse = [&request](absl::Status status) {
+    if (auto on_done = std::move(request->on_done)) on_done(std::move(status));
+  };
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+  if (!config.ok()) return refuse(config.status());
+  if (!(*config)->capabilities.embeds) {
+    return refuse(absl::InvalidArgumentError(
+        StrCat("model '", name, "' does not compute embeddings",
+               (*config)->capabilities.generates_text
+                   ? " (its config.yaml would need parameters.embeddings: true)"
+                   : StrCat(" (backend ", (*config)->backend, "); use its infer endpoint"))));
+  }
+  size_t bytes = 0;
+  for (const std::string& input : request->inputs) bytes += input.size();
+  if (bytes > kMaxPromptBytes) {
+    return refuse(absl::InvalidArgumentError(StrCat(
+        "the inputs are ", bytes, " bytes together; at most ", kMaxPromptBytes, " are allowed")));
+  }
+  absl::StatusOr<std::optional<TimePoint>> deadline =
+      DeadlineFor(**config, timeout_us, request->arrival);
+  if (!deadline.ok()) return refuse(deadline.status());
+  request->deadline = *deadline;
+  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
+  auto pending = std::make_shared<std::unique_ptr<EmbedRequest>>(std::move(request));
+  models_->AcquireForInference(
+      name, std::nullopt, load_timeout_us,
+      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
+        if (!model.ok()) {
+          if (auto on_done = std::move((*pending)->on_done)) on_done(model.status());
+          return;
+        }
+        if (acquired) acquired(*model);
+        (*model)->Embed(std::move(*pending));
       });
 }
 

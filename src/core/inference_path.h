@@ -7,6 +7,9 @@
 //     thread, bounded by the request's timeout, never on the caller's thread;
 //   - running it: ServedModel::Infer validates the inputs and queues the request with its
 //     priority and queue timeout for the dynamic batcher.
+// Generation and embeddings take the same door (Generate, Embed): one place checks their
+// limits (CheckGenerateRequest), sets their deadline, and acquires the model; a tensor request
+// to a model that generates text is served as a generation (core/infer_as_generation.h).
 // It also answers the metadata questions both protocols ask (Describe), from the same
 // records, so that HTTP and gRPC never disagree about a model.
 //
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/generation.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
 #include "core/repository/model_manager.h"
@@ -81,12 +85,30 @@ class InferencePath {
   void Submit(std::string_view name, std::optional<int64_t> version,
               std::unique_ptr<InferRequest> request, InferCallbacks callbacks);
 
+  // Checks `request` against the generation limits and `name`'s capability before anything is
+  // loaded or queued, sets its deadline from `timeout_us` (0: the model's
+  // queue.default_timeout_us; at most kMaxTimeoutUs), acquires a version as Submit does and
+  // hands it the request. Every outcome, refusals included, arrives through request->on_event
+  // (done once per choice). `acquired`, optional, is told the version first.
+  void Generate(std::string_view name, std::optional<int64_t> version, int64_t timeout_us,
+                std::unique_ptr<GenerateRequest> request,
+                std::function<void(const ModelHandle&)> acquired = nullptr);
+  // As Generate, for embeddings: the model must embed (parameters.embeddings: true), which is
+  // checked from its config, so a lazy model is not loaded only to refuse. Every outcome
+  // arrives through request->on_done.
+  void Embed(std::string_view name, int64_t timeout_us, std::unique_ptr<EmbedRequest> request,
+             std::function<void(const ModelHandle&)> acquired = nullptr);
+
   // Metadata, without loading anything. NotFound: unknown model, or `version` is not one the
   // policy serves; Unavailable: the config is unusable.
   absl::StatusOr<ModelDescription> Describe(std::string_view name,
                                             std::optional<int64_t> version) const;
 
  private:
+  // A tensor request to a model that generates text (see the file comment).
+  void SubmitGeneration(const ModelConfig& config, std::optional<int64_t> version,
+                        std::unique_ptr<InferRequest> request, InferCallbacks callbacks);
+
   ModelManager* const models_;
   const std::string default_model_;
 };

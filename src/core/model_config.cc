@@ -361,6 +361,12 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                    ParseDynamicBatching(reader, root["dynamic_batching"], config.max_batch_size));
   ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"], defaults));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
+  if (config.backend == "llama") {
+    config.capabilities.generates_text = true;
+    const auto embeddings = config.parameters.find("embeddings");
+    config.capabilities.embeds =
+        embeddings != config.parameters.end() && embeddings->second == "true";
+  }
   if (root["precision"]) {
     ASSIGN_OR_RETURN(std::string precision, reader.String(root["precision"], "precision"));
     std::optional<Precision> parsed = ParsePrecision(precision);

@@ -82,6 +82,14 @@ struct ConfigDefaults {
   int64_t busy_poll_us = 0;  // --busy-poll-us
 };
 
+// What a model can do besides taking tensors in and giving tensors out: set from its backend
+// where the config is parsed (the one place that knows which backends generate), read by
+// every frontend and by the inference path instead of comparing backend names.
+struct ModelCapabilities {
+  bool generates_text = false;  // GenerativeModel: chat, completions, KServe generate
+  bool embeds = false;          // GenerativeModel::Embed (OpenAI /v1/embeddings)
+};
+
 struct ModelConfig {
   std::string name;     // the model's folder name
   std::string backend;  // "torch"
@@ -99,6 +107,7 @@ struct ModelConfig {
   Precision precision = Precision::kFp32;
   // Versions, loading, eviction, integrity and traffic (core/repository/lifecycle_config.h).
   LifecycleConfig lifecycle;
+  ModelCapabilities capabilities;
 
   bool batched() const { return max_batch_size > 0; }
 

@@ -1,0 +1,52 @@
+#include "core/generation.h"
+
+#include "common/strings.h"
+#include "core/infer_request.h"
+
+namespace inferd {
+
+size_t PromptBytes(const GenerateRequest& request) {
+  if (!request.chat) return request.prompt.size();
+  size_t bytes = 0;
+  for (const ChatMessage& message : request.messages) {
+    bytes += message.role.size() + message.content.size();
+  }
+  return bytes;
+}
+
+absl::Status CheckGenerateRequest(const GenerateRequest& request) {
+  if (request.id.size() > kMaxClientIdBytes) {
+    return absl::InvalidArgumentError(StrCat("the request id is ", request.id.size(),
+                                             " bytes; at most ", kMaxClientIdBytes,
+                                             " are allowed"));
+  }
+  if (const size_t bytes = PromptBytes(request); bytes > kMaxPromptBytes) {
+    return absl::InvalidArgumentError(StrCat("the prompt is ", bytes, " bytes; at most ",
+                                             kMaxPromptBytes,
+                                             " are allowed (more than any context holds)"));
+  }
+  if (request.chat && request.messages.empty()) {
+    return absl::InvalidArgumentError("'messages' must hold at least one message");
+  }
+  if (request.n < 1 || request.n > kMaxChoices) {
+    return absl::InvalidArgumentError(
+        StrCat("'n' is ", request.n, "; it must be between 1 and ", kMaxChoices));
+  }
+  if (request.stop.size() > kMaxStopStrings) {
+    return absl::InvalidArgumentError(
+        StrCat("'stop' holds ", request.stop.size(), " strings; at most ", kMaxStopStrings));
+  }
+  for (const std::string& stop : request.stop) {
+    if (stop.empty() || stop.size() > kMaxStopBytes) {
+      return absl::InvalidArgumentError(
+          StrCat("a stop string must have 1 to ", kMaxStopBytes, " bytes, got ", stop.size()));
+    }
+  }
+  if (request.max_tokens < 0) {
+    return absl::InvalidArgumentError(
+        StrCat("'max_tokens' is ", request.max_tokens, "; it must be at least 1"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace inferd
