@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "auth/key_ring.h"
+#include "auth/tenant.h"
 #include "common/clock.h"
 #include "frontends/grpc/grpc_infer_codec.h"
 #include "observability/request_id.h"
@@ -33,7 +35,8 @@ void Record(RequestRecorder* recorder, const std::string& id, TimePoint received
 
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority) {
+                         std::function<void(const absl::Status&)> done, int tenant_priority,
+                         const AccessGrant* grant, std::shared_ptr<std::atomic<bool>> cancelled) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
   std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
@@ -52,6 +55,10 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
       DecodeGrpcInferRequest(request, ctx.shared_memory, &shared_outputs);
   if (!decoded.ok()) return fail(decoded.status());
   (*decoded)->fallback_priority = tenant_priority;
+  if (grant != nullptr && grant->key != nullptr && grant->key->tenant != nullptr) {
+    (*decoded)->tenant = grant->key->tenant->name();
+  }
+  (*decoded)->cancelled = std::move(cancelled);
 
   InferCallbacks callbacks;
   callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),

@@ -3,9 +3,12 @@
 #ifndef INFERD_FRONTENDS_GRPC_GRPC_INFERENCE_H_
 #define INFERD_FRONTENDS_GRPC_GRPC_INFERENCE_H_
 
+#include <atomic>
 #include <functional>
+#include <memory>
 
 #include "absl/status/status.h"
+#include "auth/access_policy.h"
 #include "frontends/grpc/grpc_context.h"
 #include "inference_service.pb.h"
 
@@ -17,10 +20,14 @@ namespace inferd {
 // this call. Nothing here waits for the model, so a gRPC thread is never blocked on it; the
 // execution thread only copies the outputs into `response` (serialization happens on gRPC's
 // threads once `done` finishes the call). `tenant_priority`: the caller's tenant's default
-// queue priority (0: none).
+// queue priority (0: none). `grant`, when given, names the caller's tenant (requests of
+// different tenants share no cached state); `cancelled`, when given, is set when the client
+// goes away (a generative model's infer then stops generating).
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority = 0);
+                         std::function<void(const absl::Status&)> done, int tenant_priority = 0,
+                         const AccessGrant* grant = nullptr,
+                         std::shared_ptr<std::atomic<bool>> cancelled = nullptr);
 
 }  // namespace inferd
 

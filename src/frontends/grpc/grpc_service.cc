@@ -1,8 +1,11 @@
 #include "frontends/grpc/grpc_service.h"
 
+#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "auth/tenant.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/grpc/grpc_access.h"
@@ -41,6 +44,19 @@ class RefusedStream final : public grpc::ServerBidiReactor<inference::ModelInfer
  public:
   explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
   void OnDone() override { delete this; }
+};
+
+// The reactor of a unary call that may run for long (a generation): the client's leaving sets
+// `cancelled`.
+class CancellableUnaryReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit CancellableUnaryReactor(std::shared_ptr<std::atomic<bool>> cancelled)
+      : cancelled_(std::move(cancelled)) {}
+  void OnCancel() override { cancelled_->store(true, std::memory_order_release); }
+  void OnDone() override { delete this; }
+
+ private:
+  const std::shared_ptr<std::atomic<bool>> cancelled_;
 };
 
 // The version a request names (nullopt: the default one); InvalidArgument for an empty model
@@ -139,14 +155,26 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
       !allowed.ok()) {
     return Finish(context, allowed);
   }
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // A model that generates text may run for long: its call notices the client leaving (a
+  // reactor of its own, told OnCancel) and stops generating. Tensor models keep gRPC's
+  // default reactor, which allocates nothing.
+  std::shared_ptr<std::atomic<bool>> cancelled;
+  grpc::ServerUnaryReactor* reactor = nullptr;
+  if (auto config = ctx_.inference->ConfigFor(request->model_name());
+      config.ok() && (*config)->capabilities.generates_text) {
+    cancelled = std::make_shared<std::atomic<bool>>(false);
+    reactor = new CancellableUnaryReactor(cancelled);
+  } else {
+    reactor = context->DefaultReactor();
+  }
+  const std::shared_ptr<TenantPermit> permit = grant.permit;
   SubmitGrpcInference(
       ctx_, *request, response,
-      [reactor, permit = std::move(grant.permit)](const absl::Status& status) {
+      [reactor, permit](const absl::Status& status) {
         if (permit) permit->Finish(status.code());
         reactor->Finish(ToGrpcStatus(status));
       },
-      grant.priority);
+      grant.priority, &grant, std::move(cancelled));
   return reactor;
 }
 

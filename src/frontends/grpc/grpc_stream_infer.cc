@@ -1,10 +1,11 @@
 #include "frontends/grpc/grpc_stream_infer.h"
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "auth/key_ring.h"
+#include "auth/tenant.h"
 #include "common/client_paths.h"
 #include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_generate_codec.h"
@@ -15,7 +16,6 @@ namespace inferd {
 
 // One generation of the stream: what its responses need after request_ is reused.
 struct StreamInferReactor::Generation {
-  std::unique_ptr<GenerateRequest> request;  // until it is handed to the model
   std::shared_ptr<std::atomic<bool>> cancelled;
   std::shared_ptr<TenantPermit> permit;
   bool stream = false;
@@ -56,8 +56,8 @@ void StreamInferReactor::OnReadDone(bool ok) {
   }
   if (absl::StatusOr<std::shared_ptr<const ModelConfig>> config =
           ctx_->inference->ConfigFor(request_.model_name());
-      config.ok() && (*config)->backend == "llama") {
-    Generate((*config)->name, (*config)->queue.default_timeout_us, std::move(grant));
+      config.ok() && (*config)->capabilities.generates_text) {
+    Generate((*config)->name, std::move(grant));
     request_.Clear();
     StartRead(&request_);
     return;
@@ -73,14 +73,13 @@ void StreamInferReactor::OnReadDone(bool ok) {
         }
         Respond(std::move(*response));
       },
-      grant.priority);
+      grant.priority, &grant);
   // The request was decoded (copied) during SubmitGrpcInference: the buffer can be reused.
   request_.Clear();
   StartRead(&request_);
 }
 
-void StreamInferReactor::Generate(std::string model, int64_t default_timeout_us,
-                                  AccessGrant grant) {
+void StreamInferReactor::Generate(std::string model, AccessGrant grant) {
   auto generation = std::make_shared<Generation>();
   generation->permit = std::move(grant.permit);
   generation->id = request_.id();
@@ -91,28 +90,27 @@ void StreamInferReactor::Generate(std::string model, int64_t default_timeout_us,
   if (!decoded.ok()) return EndGeneration(*generation, decoded.status());
   generation->stream = decoded->stream;
   if (decoded->prepend_input) generation->prefix = decoded->request->prompt;
-  const int64_t timeout_us = decoded->timeout_us > 0 ? decoded->timeout_us : default_timeout_us;
   GenerateRequest& request = *decoded->request;
-  if (timeout_us > 0) request.deadline = request.arrival + std::chrono::microseconds(timeout_us);
+  // A tenant's requests reuse only its own cached prefixes (GenerateRequest::cache_partition).
+  if (grant.key != nullptr && grant.key->tenant != nullptr) {
+    request.cache_partition = grant.key->tenant->name();
+  }
   generation->cancelled = request.cancelled;
-  generation->request = std::move(decoded->request);
   {
     MutexLock lock(&mu_);
     if (cancelled_ || broken_) generation->cancelled->store(true, std::memory_order_release);
     generating_.insert(generation->cancelled);
   }
-  ctx_->models->AcquireForInference(
-      generation->model, *version, timeout_us,
-      [this, generation](absl::StatusOr<ModelHandle> handle) {
-        if (!handle.ok()) return EndGeneration(*generation, handle.status());
-        generation->version = (*handle)->version();
-        // The callback holds no model handle: the decode thread must not release the last
-        // one (ServedModel counts the request in flight instead).
-        generation->request->on_event = [this, generation](GenerationEvent event) {
-          OnGenerationEvent(*generation, std::move(event));
-        };
-        (*handle)->Generate(std::move(generation->request));
-      });
+  // The callback holds no model handle: the decode thread must not release the last one
+  // (ServedModel counts the request in flight instead).
+  request.on_event = [this, generation](GenerationEvent event) {
+    OnGenerationEvent(*generation, std::move(event));
+  };
+  // The inference path checks the limits, sets the deadline (the request's "timeout", else the
+  // model's default) and acquires the model; a refusal arrives as an event.
+  ctx_->inference->Generate(
+      generation->model, *version, decoded->timeout_us, std::move(decoded->request),
+      [generation](const ModelHandle& model) { generation->version = model->version(); });
 }
 
 void StreamInferReactor::OnGenerationEvent(Generation& generation, GenerationEvent event) {

@@ -49,7 +49,7 @@ class StreamInferReactor final
 
   // Starts the generation request_ asks of `model` (a llama model); its responses go out
   // through Respond. Counted in pending_ (by the caller) until its last response.
-  void Generate(std::string model, int64_t default_timeout_us, AccessGrant grant);
+  void Generate(std::string model, AccessGrant grant);
   void OnGenerationEvent(Generation& generation, GenerationEvent event);
   void EndGeneration(Generation& generation, const absl::Status& status);
   // Sets every running generation's cancel flag; called with mu_ held.

@@ -10,6 +10,7 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/infer_request.h"
 
 namespace inferd {
 namespace {
@@ -357,7 +358,15 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
   RETURN_IF_ERROR(CheckPromptBytes(text.size()));
   request.prompt = std::string(text);
   std::string_view id;
-  if (!o["id"].get(id)) parsed.call.id = std::string(id);
+  if (!o["id"].get(id)) {
+    // Echoed into every event of a stream: bounded (core/infer_request.h).
+    if (id.size() > kMaxClientIdBytes) {
+      return Invalid(
+          StrCat("'id' is ", id.size(), " bytes; at most ", kMaxClientIdBytes, " are allowed"));
+    }
+    parsed.call.id = std::string(id);
+    request.id = parsed.call.id;
+  }
   object parameters;
   if (o["parameters"].get(parameters)) parameters = o;
   RETURN_IF_ERROR(ReadSampling(parameters, request));

@@ -24,10 +24,6 @@ namespace inferd {
 
 enum class GenerationApi { kChat, kCompletion, kKServe };
 
-// OpenAI's "n": at most this many choices from one request (each is a sequence of its own in
-// the model's decode loop, so n multiplies what one request may ask of it).
-inline constexpr int kMaxChoices = 8;
-
 // What a parsed request asks for besides the GenerateRequest itself.
 struct GenerationCall {
   GenerationApi api = GenerationApi::kChat;

@@ -1,13 +1,13 @@
 #include "frontends/http/generation_handlers.h"
 
 #include <atomic>
-#include <charconv>
 #include <utility>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "auth/access_policy.h"
+#include "auth/tenant.h"
 #include "common/json_body.h"
 #include "common/mutex.h"
 #include "common/strings.h"
@@ -21,20 +21,31 @@ namespace {
 // Receives the events of a request's choices (OpenAI's "n"; one sequence each in the model's
 // decode loop) and turns them into the reply: one reply once every choice has ended, or a
 // stream of server-sent events. Never blocks: both go through the responder, which queues
-// them for the I/O thread. Events come from the decode thread, and for a choice refused as
-// it was submitted from the submitting thread: the mutex orders them.
+// them for the I/O thread. Events come from the model's threads, and for a request refused
+// before it reached a model from the submitting thread: the mutex orders them. It holds the
+// tenant's extra in-flight slots for the choices beyond the first until the last choice ends
+// (the model lets go of the callback, and so of the sink, then).
 class GenerationSink {
  public:
   GenerationSink(GenerationCall call, ResponderPtr responder,
-                 std::shared_ptr<std::atomic<bool>> cancelled)
-      : call_(std::move(call)),
-        responder_(std::move(responder)),
+                 std::shared_ptr<std::atomic<bool>> cancelled, TenantSlots extra_slots)
+      : responder_(std::move(responder)),
         cancelled_(std::move(cancelled)),
+        extra_slots_(std::move(extra_slots)),
+        call_(std::move(call)),
         choices_(static_cast<size_t>(call_.n)) {}
 
-  void OnEvent(int index, GenerationEvent event) {
+  // The version chosen, before any event.
+  void SetVersion(int64_t version) {
+    MutexLock lock(&mu_);
+    call_.model_version = std::to_string(version);
+  }
+
+  void OnEvent(GenerationEvent event) {
     MutexLock lock(&mu_);
     if (finished_) return;
+    const int index = event.choice;
+    if (index < 0 || index >= call_.n) return;
     GenerationChoice& choice = choices_[static_cast<size_t>(index)];
     if (event.done && !event.status.ok()) return Fail(event.status);
     if (!call_.stream) {
@@ -83,92 +94,50 @@ class GenerationSink {
     stream_->End(EncodeStreamError(call_, status));
   }
 
-  const GenerationCall call_;
   const ResponderPtr responder_;
   const std::shared_ptr<std::atomic<bool>> cancelled_;  // every choice's
+  const TenantSlots extra_slots_;
   Mutex mu_;
+  GenerationCall call_ ABSL_GUARDED_BY(mu_);
   std::vector<GenerationChoice> choices_ ABSL_GUARDED_BY(mu_);
   int ended_ ABSL_GUARDED_BY(mu_) = 0;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   ReplyStreamPtr stream_ ABSL_GUARDED_BY(mu_);
 };
 
-// The sequences of a request with `n` choices: copies of `first` that share its cancel flag;
-// with a seed, choice i samples with seed + i, so the choices differ and each is repeatable.
-std::vector<std::unique_ptr<GenerateRequest>> ChoiceRequests(std::unique_ptr<GenerateRequest> first,
-                                                             int n) {
-  std::vector<std::unique_ptr<GenerateRequest>> requests;
-  for (int i = 1; i < n; ++i) {
-    auto copy = std::make_unique<GenerateRequest>(*first);
-    if (copy->sampling.seed) *copy->sampling.seed += static_cast<uint32_t>(i);
-    requests.push_back(std::move(copy));
-  }
-  requests.insert(requests.begin(), std::move(first));
-  return requests;
-}
-
-// The request's deadline: the Inference-Timeout-Us header, else the model's
-// queue.default_timeout_us; 0 when neither sets one.
-absl::StatusOr<int64_t> TimeoutUs(const HttpRequestView& view, const ModelConfig& config) {
-  const std::string_view header = view.Header(kTimeoutHeader);
-  if (header.empty()) return config.queue.default_timeout_us;
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(header.data(), header.data() + header.size(), value);
-  if (ec != std::errc() || end != header.data() + header.size() || value < 0) {
-    return absl::InvalidArgumentError(StrCat("header ", kTimeoutHeader, ": '", header,
-                                             "' is not a non-negative integer (microseconds)"));
-  }
-  return value;
-}
-
-// Acquires the model (loading it if needed, never on this thread) and starts the generation.
+// Hands a parsed generation to the inference path, which checks its limits, sets its
+// deadline, acquires the model (loading it if needed, never on this thread) and starts it.
 void Submit(const HandlerContext& ctx, std::optional<int64_t> version, ParsedGeneration parsed,
             const HttpRequestView& view, ResponderPtr responder) {
   const GenerationApi api = parsed.call.api;
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config =
-      ctx.models->ConfigOf(parsed.call.model);
-  if (!config.ok()) return responder->Send(GenerationErrorReply(api, config.status()));
-  if ((*config)->backend != "llama") {
-    return responder->Send(GenerationErrorReply(
-        api, absl::InvalidArgumentError(StrCat("model '", parsed.call.model, "' (backend ",
-                                               (*config)->backend,
-                                               ") does not generate text; use its infer "
-                                               "endpoint"))));
-  }
-  absl::StatusOr<int64_t> timeout_us = TimeoutUs(view, **config);
+  absl::StatusOr<int64_t> timeout_us = HeaderTimeoutUs(view);
   if (!timeout_us.ok()) return responder->Send(GenerationErrorReply(api, timeout_us.status()));
-  if (*timeout_us > 0) {
-    parsed.request->deadline = parsed.request->arrival + std::chrono::microseconds(*timeout_us);
+  GenerateRequest& request = *parsed.request;
+  request.n = parsed.call.n;
+  // A tenant's requests reuse only its own cached prefixes, and a request with n choices
+  // holds n of its in-flight places (the router took the first).
+  TenantSlots extra_slots;
+  if (view.tenant != nullptr) {
+    request.cache_partition = view.tenant->name();
+    absl::StatusOr<TenantSlots> slots = view.tenant->AdmitMore(parsed.call.n - 1);
+    if (!slots.ok()) return responder->Send(GenerationErrorReply(api, slots.status()));
+    extra_slots = *std::move(slots);
   }
   if (parsed.call.id.ends_with('-')) parsed.call.id += NewRequestId();
   // Cancel when the client goes away, whether the request waits for a load, waits in the
   // queue or is generating.
-  responder->WatchDisconnect([cancelled = parsed.request->cancelled] {
-    cancelled->store(true, std::memory_order_release);
-  });
-  const std::string name = parsed.call.model;
-  auto pending = std::make_shared<ParsedGeneration>(std::move(parsed));
-  ctx.models->AcquireForInference(
-      name, version, *timeout_us,
-      [pending, responder = std::move(responder)](absl::StatusOr<ModelHandle> model) mutable {
-        const GenerationApi api = pending->call.api;
-        if (!model.ok()) return responder->Send(GenerationErrorReply(api, model.status()));
-        NoteModel(*responder, *model);
-        pending->call.model_version = std::to_string((*model)->version());
-        auto sink = std::make_shared<GenerationSink>(pending->call, std::move(responder),
-                                                     pending->request->cancelled);
-        int index = 0;
-        for (std::unique_ptr<GenerateRequest>& request :
-             ChoiceRequests(std::move(pending->request), pending->call.n)) {
-          // The sink holds no model handle: the decode thread must never release the last
-          // one (ServedModel counts the request as in flight instead).
-          request->on_event = [sink, index](GenerationEvent event) {
-            sink->OnEvent(index, std::move(event));
-          };
-          ++index;
-          (*model)->Generate(std::move(request));
-        }
-      });
+  responder->WatchDisconnect(
+      [cancelled = request.cancelled] { cancelled->store(true, std::memory_order_release); });
+  auto sink = std::make_shared<GenerationSink>(parsed.call, responder, request.cancelled,
+                                               std::move(extra_slots));
+  // The sink holds no model handle: the decode thread must never release the last one
+  // (ServedModel counts the request as in flight instead).
+  request.on_event = [sink](GenerationEvent event) { sink->OnEvent(std::move(event)); };
+  ctx.inference->Generate(parsed.call.model, version, *timeout_us, std::move(parsed.request),
+                          [sink, responder = std::move(responder)](const ModelHandle& model) {
+                            NoteModel(*responder, model);
+                            sink->SetVersion(model->version());
+                          });
 }
 
 void WriteModelEntry(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view name) {
@@ -185,8 +154,8 @@ void WriteModelEntry(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_
 }
 
 bool Generates(const HandlerContext& ctx, std::string_view name) {
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(name);
-  return config.ok() && (*config)->backend == "llama";
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(name);
+  return config.ok() && (*config)->capabilities.generates_text;
 }
 
 }  // namespace
@@ -210,7 +179,7 @@ void HandleOpenAiGeneration(const HandlerContext& ctx, GenerationApi api,
 void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool stream,
                           const HttpRequestView& request, ResponderPtr responder) {
   const GenerationApi api = GenerationApi::kKServe;
-  if (auto config = ctx.models->ConfigOf(ref.name); !config.ok()) {
+  if (auto config = ctx.inference->ConfigFor(ref.name); !config.ok()) {
     return responder->Send(GenerationErrorReply(api, config.status()));
   }
   absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
@@ -233,44 +202,23 @@ void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& re
       return responder->Send(GenerationErrorReply(api, allowed));
     }
   }
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.models->ConfigOf(parsed->model);
-  if (!config.ok()) return responder->Send(GenerationErrorReply(api, config.status()));
-  // Told from the config, so a lazy model is not loaded only to refuse.
-  const auto flag = (*config)->parameters.find("embeddings");
-  if ((*config)->backend != "llama" || flag == (*config)->parameters.end() ||
-      flag->second != "true") {
-    return responder->Send(GenerationErrorReply(
-        api, absl::InvalidArgumentError(StrCat(
-                 "model '", parsed->model, "' does not compute embeddings",
-                 (*config)->backend == "llama"
-                     ? " (its config.yaml would need parameters.embeddings: true)"
-                     : StrCat(" (backend ", (*config)->backend, "); use its infer endpoint")))));
-  }
-  absl::StatusOr<int64_t> timeout_us = TimeoutUs(request, **config);
+  absl::StatusOr<int64_t> timeout_us = HeaderTimeoutUs(request);
   if (!timeout_us.ok()) return responder->Send(GenerationErrorReply(api, timeout_us.status()));
   EmbedRequest& embed = *parsed->request;
-  if (*timeout_us > 0) embed.deadline = embed.arrival + std::chrono::microseconds(*timeout_us);
   responder->WatchDisconnect(
       [cancelled = embed.cancelled] { cancelled->store(true, std::memory_order_release); });
-  const std::string name = parsed->model;
-  auto pending = std::make_shared<ParsedEmbeddings>(*std::move(parsed));
-  ctx.models->AcquireForInference(
-      name, std::nullopt, *timeout_us,
-      [pending, responder = std::move(responder)](absl::StatusOr<ModelHandle> model) mutable {
-        if (!model.ok()) return responder->Send(GenerationErrorReply(api, model.status()));
-        NoteModel(*responder, *model);
-        // As for generation: the callback holds no model handle (the decode thread must not
-        // release the last one).
-        pending->request->on_done = [responder, name = pending->model,
-                                     base64 = pending->base64](absl::StatusOr<EmbedResult> result) {
-          if (!result.ok()) return responder->Send(GenerationErrorReply(api, result.status()));
-          // Encoded on the I/O thread, not the decode loop's.
-          responder->Defer([name, base64, result = *std::move(result)] {
-            return EncodeEmbeddingsReply(name, base64, result);
-          });
-        };
-        (*model)->Embed(std::move(pending->request));
-      });
+  // As for generation: the callback holds no model handle (the decode thread must not release
+  // the last one).
+  embed.on_done = [responder, name = parsed->model,
+                   base64 = parsed->base64](absl::StatusOr<EmbedResult> result) {
+    if (!result.ok()) return responder->Send(GenerationErrorReply(api, result.status()));
+    // Encoded on the I/O thread, not the decode loop's.
+    responder->Defer([name, base64, result = *std::move(result)] {
+      return EncodeEmbeddingsReply(name, base64, result);
+    });
+  };
+  ctx.inference->Embed(parsed->model, *timeout_us, std::move(parsed->request),
+                       [responder](const ModelHandle& model) { NoteModel(*responder, model); });
 }
 
 void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,

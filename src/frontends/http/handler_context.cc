@@ -3,22 +3,32 @@
 #include <charconv>
 #include <utility>
 
+#include "auth/tenant.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/http/session_request.h"
 
 namespace inferd {
 
-absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request) {
-  request.fallback_priority = view.tenant_priority;
+absl::StatusOr<int64_t> HeaderTimeoutUs(const HttpRequestView& view) {
   const std::string_view timeout = view.Header(kTimeoutHeader);
-  if (timeout.empty() || request.timeout_us > 0) return absl::OkStatus();
+  if (timeout.empty()) return 0;
   int64_t value = 0;
   auto [end, ec] = std::from_chars(timeout.data(), timeout.data() + timeout.size(), value);
-  if (ec != std::errc() || end != timeout.data() + timeout.size() || value < 0) {
+  if (ec != std::errc() || end != timeout.data() + timeout.size() || value < 0 ||
+      value > kMaxTimeoutUs) {
     return absl::InvalidArgumentError(StrCat("header ", kTimeoutHeader, ": '", timeout,
-                                             "' is not a non-negative integer (microseconds)"));
+                                             "' is not an integer from 0 to ", kMaxTimeoutUs,
+                                             " (microseconds)"));
   }
-  request.timeout_us = value;
+  return value;
+}
+
+absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request) {
+  request.fallback_priority = view.tenant_priority;
+  if (view.tenant != nullptr) request.tenant = view.tenant->name();
+  if (request.timeout_us > 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(request.timeout_us, HeaderTimeoutUs(view));
   return absl::OkStatus();
 }
 

@@ -43,9 +43,13 @@ struct HandlerContext {
 using ReplyEncoder =
     std::function<HttpReply(std::string_view name, int64_t version, const InferResponse&)>;
 
+// The Inference-Timeout-Us header's microseconds (0 when absent); InvalidArgument for a
+// malformed value or one over kMaxTimeoutUs.
+absl::StatusOr<int64_t> HeaderTimeoutUs(const HttpRequestView& view);
+
 // Reads what the HTTP headers say about scheduling (the Inference-Timeout-Us header) into
-// `request`, and the caller's tenant's default priority; a request parameter, if given,
-// wins. InvalidArgument for a malformed value.
+// `request`, and the caller's tenant (its default priority, its name); a request parameter,
+// if given, wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
 // Notes that the request reached `model`, so that it is counted for that model even when it

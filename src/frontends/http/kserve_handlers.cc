@@ -1,6 +1,8 @@
 #include "frontends/http/kserve_handlers.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -128,9 +130,8 @@ HttpReply HandleRepositoryIndex(const HandlerContext& ctx) {
 void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
                       const HttpRequestView& request, ResponderPtr responder) {
   // An unknown or broken model is reported before the body is looked at.
-  if (auto config = ctx.inference->ConfigFor(ref.name); !config.ok()) {
-    return responder->Send(ErrorReply(config.status()));
-  }
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(ref.name);
+  if (!config.ok()) return responder->Send(ErrorReply(config.status()));
   absl::StatusOr<DecodedInferBody> decoded = DecodeInferBody(request, ctx.shared_memory);
   if (!decoded.ok()) {
     NoteModelIfLoaded(ctx, *responder, ref.name, ref.version);
@@ -138,6 +139,12 @@ void HandleModelInfer(const HandlerContext& ctx, const ModelRef& ref,
   }
   if (absl::Status headers = ApplySchedulingHeaders(request, *decoded->request); !headers.ok()) {
     return responder->Send(ErrorReply(headers));
+  }
+  if ((*config)->capabilities.generates_text) {
+    // A generation may run for long: stop it when the client goes away.
+    auto cancelled = std::make_shared<std::atomic<bool>>(false);
+    decoded->request->cancelled = cancelled;
+    responder->WatchDisconnect([cancelled] { cancelled->store(true, std::memory_order_release); });
   }
   auto encode = [id = decoded->request->id, destinations = std::move(decoded->outputs)](
                     std::string_view name, int64_t version, const InferResponse& response) {
