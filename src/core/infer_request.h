@@ -20,6 +20,8 @@
 
 namespace inferd {
 
+struct ModelConfig;  // core/model_config.h
+
 struct InferResponse {
   absl::Status status;
   std::vector<NamedTensor> outputs;  // empty unless status is OK
@@ -53,6 +55,9 @@ struct InferRequest {
   // Set by a frontend that can tell when its client goes away (null: it cannot). Read by
   // what runs for long: a generative model's infer stops generating when it turns true.
   std::shared_ptr<std::atomic<bool>> cancelled;
+  // The config the inputs were validated (and ordered) against before the model was acquired
+  // (InferencePath); a version whose config is this one does not check them again.
+  std::shared_ptr<const ModelConfig> validated_for;
   std::function<void(InferResponse)> on_complete;
 };
 

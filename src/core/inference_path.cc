@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/infer_as_generation.h"
+#include "core/request_validator.h"
 #include "core/scheduling/batch_tuner.h"
 
 namespace inferd {
@@ -70,10 +71,25 @@ absl::StatusOr<std::string> InferencePath::DefaultModel() const {
 
 void InferencePath::Submit(std::string_view name, std::optional<int64_t> version,
                            std::unique_ptr<InferRequest> request, InferCallbacks callbacks) {
-  if (absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
-      config.ok() && (*config)->capabilities.generates_text) {
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+  if (!config.ok()) return callbacks.done(nullptr, InferResponse{config.status(), {}, 0});
+  if ((*config)->capabilities.generates_text) {
     return SubmitGeneration(**config, version, std::move(request), std::move(callbacks));
   }
+  // Cheap checks before expensive work: a request whose tensors do not match the model's
+  // signature is refused here, before anything is loaded, evicted or queued (a client could
+  // otherwise make the server load every lazy model, evicting warm ones, with requests that
+  // are refused anyway). The version the request reaches skips the check when its config is
+  // this one.
+  if (absl::Status valid = ValidateAndOrderInputs(**config, *request); !valid.ok()) {
+    // Counted for the model when a version is loaded (metrics, the access log), as it was
+    // when the version itself refused it; nothing is loaded for it.
+    absl::StatusOr<ModelHandle> loaded = models_->Acquire(name, version);
+    if (loaded.ok() && callbacks.acquired) callbacks.acquired(*loaded);
+    return callbacks.done(loaded.ok() ? loaded->get() : nullptr,
+                          InferResponse{std::move(valid), {}, 0});
+  }
+  request->validated_for = *config;
   const int64_t timeout_us = request->timeout_us;
   // std::function needs a copyable callable: the request travels in a shared_ptr.
   auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));

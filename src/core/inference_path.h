@@ -5,8 +5,10 @@
 //     one (ModelManager::AcquireForInference);
 //   - getting it loaded: a lazy, evicted or idle-unloaded model loads on the manager's loader
 //     thread, bounded by the request's timeout, never on the caller's thread;
-//   - running it: ServedModel::Infer validates the inputs and queues the request with its
-//     priority and queue timeout for the dynamic batcher.
+//   - checking it: the inputs against the model's signature, before anything is loaded,
+//     evicted or queued;
+//   - running it: ServedModel::Infer queues the request with its priority and queue timeout
+//     for the dynamic batcher.
 // Generation and embeddings take the same door (Generate, Embed): one place checks their
 // limits (CheckGenerateRequest), sets their deadline, and acquires the model; a tensor request
 // to a model that generates text is served as a generation (core/infer_as_generation.h).
@@ -45,7 +47,9 @@ struct InferCallbacks {
   std::function<void(const ModelHandle&)> acquired;
   // The answer: from the model's execution thread once it has run (`model` is the version that
   // ran it, alive during the call), or from the acquiring thread when the request never reached
-  // a version (`model` null: unknown model, failed or timed-out load) or was refused by it.
+  // a version (`model` null: unknown model, failed or timed-out load) or was refused by it; a
+  // request whose tensors do not match the model's signature is refused on the caller's thread
+  // before anything is loaded (`model`: a loaded version, if there is one, else null).
   // Must not block, and must not keep a handle on `model` past the call: a version's last
   // handle released on its own execution thread would wait for itself.
   std::function<void(const ServedModel* model, InferResponse response)> done;

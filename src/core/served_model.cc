@@ -65,9 +65,11 @@ ServedModel::~ServedModel() {
 }
 
 void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
-  if (absl::Status valid = ValidateAndOrderInputs(*config_, *request); !valid.ok()) {
-    request->on_complete(InferResponse{std::move(valid), {}});
-    return;
+  if (request->validated_for != config_) {
+    if (absl::Status valid = ValidateAndOrderInputs(*config_, *request); !valid.ok()) {
+      request->on_complete(InferResponse{std::move(valid), {}});
+      return;
+    }
   }
   // Counted until answered, so that the memory manager never evicts a model with requests
   // in flight. The scheduler answers every request before this object is destroyed.
