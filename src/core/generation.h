@@ -47,11 +47,29 @@ struct ChatMessage {
 };
 
 // How the next token is chosen. Temperature 0 is greedy (the most likely token).
+// A bias added to one token's logit before sampling (OpenAI's logit_bias).
+struct TokenBias {
+  int32_t token = 0;
+  float bias = 0;  // -100 .. 100; -100 bans the token, 100 all but forces it
+};
+
+// At most this many logit_bias entries (OpenAI allows 300).
+inline constexpr size_t kMaxLogitBias = 1024;
+
 struct SamplingParams {
   double temperature = 1.0;
   double top_p = 1.0;
   int top_k = 0;                 // 0: no top-k cut
+  double min_p = 0;              // 0: no min-p cut
   std::optional<uint32_t> seed;  // absent: a random seed
+  // Penalties over the last penalty_last_n tokens generated (llama.cpp's penalties sampler):
+  // OpenAI's presence and frequency penalties (-2 .. 2, 0: none), and the multiplicative
+  // repetition penalty of llama.cpp and Hugging Face (1: none).
+  double presence_penalty = 0;
+  double frequency_penalty = 0;
+  double repetition_penalty = 1;
+  int penalty_last_n = 64;
+  std::vector<TokenBias> logit_bias;
 };
 
 enum class FinishReason { kNone, kStop, kLength };

@@ -109,8 +109,26 @@ using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
 
 // llama.cpp's sampler chain in the order its server applies these stages; greedy at
 // temperature 0.
-SamplerPtr MakeSampler(const SamplingParams& params) {
+SamplerPtr MakeSampler(const SamplingParams& params, int32_t vocabulary) {
   SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+  // Biases and penalties change the logits whatever picks the token, greedy included; they
+  // cost nothing when unused (not in the chain).
+  if (!params.logit_bias.empty()) {
+    std::vector<llama_logit_bias> biases;
+    biases.reserve(params.logit_bias.size());
+    for (const TokenBias& bias : params.logit_bias) biases.push_back({bias.token, bias.bias});
+    llama_sampler_chain_add(
+        chain.get(), llama_sampler_init_logit_bias(vocabulary, static_cast<int32_t>(biases.size()),
+                                                   biases.data()));
+  }
+  if (params.presence_penalty != 0 || params.frequency_penalty != 0 ||
+      params.repetition_penalty != 1) {
+    llama_sampler_chain_add(
+        chain.get(), llama_sampler_init_penalties(vocabulary, params.penalty_last_n,
+                                                  static_cast<float>(params.repetition_penalty),
+                                                  static_cast<float>(params.frequency_penalty),
+                                                  static_cast<float>(params.presence_penalty)));
+  }
   if (params.temperature <= 0) {
     llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
     return chain;
@@ -120,6 +138,10 @@ SamplerPtr MakeSampler(const SamplingParams& params) {
   if (params.top_p < 1.0) {
     llama_sampler_chain_add(chain.get(),
                             llama_sampler_init_top_p(static_cast<float>(params.top_p), 1));
+  }
+  if (params.min_p > 0) {
+    llama_sampler_chain_add(chain.get(),
+                            llama_sampler_init_min_p(static_cast<float>(params.min_p), 1));
   }
   llama_sampler_chain_add(chain.get(),
                           llama_sampler_init_temp(static_cast<float>(params.temperature)));
@@ -389,6 +411,16 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
                               options_.context_length,
                               " tokens (parameters.context_length), and no prompt of more than ",
                               most, " bytes fits in that many of its tokens")));
+  }
+  const int32_t vocabulary = llama_vocab_n_tokens(vocab_);
+  for (const TokenBias& bias : request->sampling.logit_bias) {
+    if (bias.token < 0 || bias.token >= vocabulary) {
+      return Fail(*request,
+                  absl::InvalidArgumentError(StrCat("'logit_bias' names token ", bias.token,
+                                                    ", but this model's "
+                                                    "vocabulary has tokens 0 to ",
+                                                    vocabulary - 1)));
+    }
   }
   const int64_t cap = options_.max_output_tokens();
   if (request->max_tokens > cap) {
@@ -663,7 +695,9 @@ void LlamaEngine::Loop() {
       }
       if (stopping_) break;
     }
-    Admit();
+    // Occupancy is published as soon as sequences are admitted, not only after the step: a
+    // client that has its first token must not read a stale "no active sequence".
+    if (Admit()) publish_occupancy();
     if (embedder_ != nullptr) EmbedStep();
     // Builds and runs one step; see the class comment.
     const TimePoint now = Clock::now();
@@ -803,7 +837,7 @@ void LlamaEngine::Loop() {
   }
 }
 
-void LlamaEngine::Admit() {
+bool LlamaEngine::Admit() {
   std::vector<std::pair<std::unique_ptr<Queued>, absl::Status>> dropped;
   std::vector<std::pair<Slot*, std::unique_ptr<Queued>>> admitted;
   const TimePoint now = Clock::now();
@@ -868,7 +902,7 @@ void LlamaEngine::Admit() {
     slot->max_tokens = queued->max_tokens;
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
-    slot->sampler = MakeSampler(sampling);
+    slot->sampler = MakeSampler(sampling, llama_vocab_n_tokens(vocab_));
     slot->text.emplace(slot->request->stop);
     slot->next = -1;
     slot->generated = 0;
@@ -876,6 +910,7 @@ void LlamaEngine::Admit() {
     slot->admitted = now;
     slot->last_used = ++tick_;
   }
+  return !admitted.empty();
 }
 
 void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {

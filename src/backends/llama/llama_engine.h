@@ -83,8 +83,9 @@ class LlamaEngine : public GenerativeModel {
   absl::StatusOr<std::vector<int32_t>> TokenizeChat(const std::vector<ChatMessage>& messages) const;
   // One step; false when there was nothing to do.
   bool Step();
-  // Moves queued requests into free slots; drops cancelled and expired ones.
-  void Admit();
+  // Moves queued requests into free slots; drops cancelled and expired ones. True when it
+  // admitted any.
+  bool Admit();
   void Finish(Slot& slot, absl::Status status, FinishReason reason);
   // Embeds the next input of the running embeddings request (taking the next queued one when
   // none runs) and answers it once its last input is done.

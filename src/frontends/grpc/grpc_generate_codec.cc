@@ -94,8 +94,31 @@ absl::Status Apply(const std::string& key, const Value& v, GenerateRequest& requ
       }
       if (!stop.empty()) request.stop.push_back(std::move(stop));
     }
+  } else if (key == "min_p") {
+    ASSIGN_OR_RETURN(request.sampling.min_p, Number(key, v, 0, 1));
+  } else if (key == "presence_penalty") {
+    ASSIGN_OR_RETURN(request.sampling.presence_penalty, Number(key, v, -2, 2));
+  } else if (key == "frequency_penalty") {
+    ASSIGN_OR_RETURN(request.sampling.frequency_penalty, Number(key, v, -2, 2));
+  } else if (key == "repetition_penalty") {
+    ASSIGN_OR_RETURN(request.sampling.repetition_penalty, Number(key, v, 0.01, 10));
+  } else if (key == "repeat_last_n") {
+    ASSIGN_OR_RETURN(int64_t n, Integer(key, v, 0, 1 << 16));
+    request.sampling.penalty_last_n = static_cast<int>(n);
+  } else if (key == "timeout" || key.starts_with("triton_")) {
+    // The protocol's own: the timeout is read with the request (DecodeGrpcInferRequest);
+    // Triton's triton_* flags describe the stream, which always ends with a final response.
+  } else if (key == "priority") {
+    if (!v.integer || *v.integer != 0) {
+      return Invalid("parameter 'priority': a language model's requests have no priority levels");
+    }
+  } else {
+    // Nothing is accepted and ignored: a sampling option inferd does not have would change
+    // nothing, and the client would not know.
+    return Invalid(StrCat("parameter '", key,
+                          "' is not supported by this server (docs/llm.md lists what is)"));
   }
-  return absl::OkStatus();  // other keys: see the header
+  return absl::OkStatus();
 }
 
 Value FromParameter(const inference::InferParameter& p) {

@@ -9,9 +9,11 @@
 //                                                with it (false with stream is refused)
 //            sampling_parameters      BYTES [1]  JSON object of the parameters below
 //   parameters (the request's, or sampling_parameters' keys; numbers may be strings, as the
-//            vLLM backend accepts): max_tokens, temperature, top_p, top_k, seed, stop (a
-//            string or a list), cache_prompt (as on HTTP); other keys are ignored (the protocol's
-//            own: priority, timeout, triton_*; and sampling options inferd does not have)
+//            vLLM backend accepts): max_tokens, temperature, top_p, top_k, min_p, seed, stop (a
+//            string or a list), cache_prompt, presence_penalty, frequency_penalty,
+//            repetition_penalty, repeat_last_n (as on HTTP); the protocol's own timeout and
+//            triton_* flags; priority only 0. Any other key is refused (InvalidArgument naming
+//            it), never ignored
 //   output   text_output              BYTES [1]
 //
 // Every response carries the parameter triton_final_response (true on the last one, which

@@ -71,6 +71,20 @@ TEST(GrpcGenerateCodecTest, ReadsThePromptStreamAndParametersLikeTritonsVllmBack
   EXPECT_EQ(r.sampling.top_p, 0.5);
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
   EXPECT_FALSE(r.cache_prompt);
+  EXPECT_EQ(r.sampling.presence_penalty, 0.5);
+}
+
+// Nothing silently ignored (issue 32): a sampling option inferd does not have is refused.
+TEST(GrpcGenerateCodecTest, RefusesParametersItDoesNotImplement) {
+  inference::ModelInferRequest beams = Prompt("Hi");
+  AddBytes(beams, "sampling_parameters", R"({"use_beam_search": true})");
+  EXPECT_THAT(ErrorOf(beams), HasSubstr("parameter 'use_beam_search' is not supported"));
+  inference::ModelInferRequest ignore_eos = Prompt("Hi");
+  (*ignore_eos.mutable_parameters())["ignore_eos"].set_bool_param(true);
+  EXPECT_THAT(ErrorOf(ignore_eos), HasSubstr("parameter 'ignore_eos' is not supported"));
+  inference::ModelInferRequest priority = Prompt("Hi");
+  (*priority.mutable_parameters())["priority"].set_int64_param(2);
+  EXPECT_THAT(ErrorOf(priority), HasSubstr("no priority levels"));
 }
 
 TEST(GrpcGenerateCodecTest, AWholeReplyPrependsThePromptUnlessExcluded) {

@@ -1,9 +1,11 @@
 #include "frontends/http/generation_codec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <span>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -103,6 +105,91 @@ absl::Status ReadStops(object o, std::string_view key, std::vector<std::string>*
   return add(value);
 }
 
+// The sampling fields every API shares (OpenAI's body, KServe's parameters).
+constexpr std::string_view kSamplingFields[] = {"temperature",
+                                                "top_p",
+                                                "top_k",
+                                                "min_p",
+                                                "seed",
+                                                "stop",
+                                                "cache_prompt",
+                                                "presence_penalty",
+                                                "frequency_penalty",
+                                                "repetition_penalty",
+                                                "repeat_last_n",
+                                                "logit_bias"};
+
+// OpenAI fields inferd does not implement, accepted only at the value that asks for nothing
+// (so a client library that always sends its defaults works), refused otherwise: a
+// parameter accepted and then ignored gives an application plausible output that is wrong
+// far from the cause (JSON mode answered with prose).
+bool IsNeutral(std::string_view key, element value) {
+  if (value.is_null()) return true;
+  bool flag = false;
+  int64_t number = 0;
+  std::string_view text;
+  array list;
+  object fields;
+  if (key == "logprobs" || key == "echo") {
+    return (!value.get(flag) && !flag) || (!value.get(number) && number == 0);
+  }
+  if (key == "top_logprobs") return !value.get(number) && number == 0;
+  if (key == "best_of") return !value.get(number) && number == 1;
+  if (key == "suffix") return !value.get(text) && text.empty();
+  if (key == "tools") return !value.get(list) && list.size() == 0;
+  if (key == "tool_choice") return !value.get(text) && (text == "none" || text == "auto");
+  if (key == "parallel_tool_calls") return !value.get(flag);
+  if (key == "store") return !value.get(flag) && !flag;
+  if (key == "response_format") {
+    return !value.get(fields) && !fields["type"].get(text) && text == "text" && fields.size() == 1;
+  }
+  return false;
+}
+
+// Every field of `o` must be one of `known`, or of kSamplingFields when `sampling`, or a
+// neutral OpenAI default (IsNeutral); InvalidArgument naming the first that is not.
+absl::Status CheckFields(object o, std::span<const std::string_view> known, std::string_view where,
+                         bool sampling = true) {
+  for (auto [key, value] : o) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    if (sampling && std::find(std::begin(kSamplingFields), std::end(kSamplingFields), key) !=
+                        std::end(kSamplingFields)) {
+      continue;
+    }
+    if (IsNeutral(key, value)) continue;
+    return Invalid(StrCat("'", key, "'", where,
+                          " is not supported by this server (docs/llm.md lists what is); "
+                          "remove it rather than have it ignored"));
+  }
+  return absl::OkStatus();
+}
+
+// OpenAI's logit_bias: {"token id": bias}, ids as strings, bias in [-100, 100].
+absl::Status ReadLogitBias(object o, std::vector<TokenBias>* out) {
+  element value;
+  if (o["logit_bias"].get(value) || value.is_null()) return absl::OkStatus();
+  object biases;
+  if (value.get(biases)) return Invalid("'logit_bias' must be an object of token id: bias");
+  if (biases.size() > kMaxLogitBias) {
+    return Invalid(
+        StrCat("'logit_bias' may name at most ", kMaxLogitBias, " tokens, got ", biases.size()));
+  }
+  for (auto [key, bias] : biases) {
+    int64_t token = 0;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), token);
+    if (ec != std::errc() || end != key.data() + key.size() || token < 0 || token > INT32_MAX) {
+      return Invalid(StrCat("'logit_bias' keys are token ids (integers), got '", key, "'"));
+    }
+    double number = 0;
+    if (bias.get(number) || !(number >= -100 && number <= 100)) {
+      return Invalid(
+          StrCat("'logit_bias' values must be numbers in [-100, 100] (token ", key, ")"));
+    }
+    out->push_back({static_cast<int32_t>(token), static_cast<float>(number)});
+  }
+  return absl::OkStatus();
+}
+
 // The sampling fields and limits both OpenAI APIs and KServe's parameters share.
 absl::Status ReadSampling(object o, GenerateRequest& request) {
   RETURN_IF_ERROR(ReadNumber(o, "temperature", 0, 2, &request.sampling.temperature));
@@ -111,6 +198,15 @@ absl::Status ReadSampling(object o, GenerateRequest& request) {
   int64_t top_k = request.sampling.top_k;
   RETURN_IF_ERROR(ReadInteger(o, "top_k", 0, 1 << 20, &top_k));
   request.sampling.top_k = static_cast<int>(top_k);
+  RETURN_IF_ERROR(ReadNumber(o, "min_p", 0, 1, &request.sampling.min_p));
+  RETURN_IF_ERROR(ReadNumber(o, "presence_penalty", -2, 2, &request.sampling.presence_penalty));
+  RETURN_IF_ERROR(ReadNumber(o, "frequency_penalty", -2, 2, &request.sampling.frequency_penalty));
+  RETURN_IF_ERROR(
+      ReadNumber(o, "repetition_penalty", 0.01, 10, &request.sampling.repetition_penalty));
+  int64_t last_n = request.sampling.penalty_last_n;
+  RETURN_IF_ERROR(ReadInteger(o, "repeat_last_n", 0, 1 << 16, &last_n));
+  request.sampling.penalty_last_n = static_cast<int>(last_n);
+  RETURN_IF_ERROR(ReadLogitBias(o, &request.sampling.logit_bias));
   int64_t seed = 0;
   bool has_seed = false;
   RETURN_IF_ERROR(ReadInteger(o, "seed", INT64_MIN, INT64_MAX, &seed, &has_seed));
@@ -279,6 +375,12 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
     if (item.get(message) || message["role"].get(role)) {
       return Invalid(StrCat("messages[", index, "] must be an object with a string 'role'"));
     }
+    for (auto [key, value] : message) {
+      if (key == "role" || key == "content" || value.is_null()) continue;
+      return Invalid(StrCat("messages[", index, "].", key,
+                            " is not supported by this server (a message has a role and a "
+                            "content); remove it rather than have it ignored"));
+    }
     element content;
     std::string text;
     if (!message["content"].get(content)) {
@@ -305,17 +407,25 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     return Invalid("'model' is required: the name of a model this server serves (GET /v1/models)");
   }
   parsed.call.model = std::string(model);
+  static constexpr std::string_view kChatFields[] = {
+      "model", "messages", "n", "stream", "stream_options", "max_tokens", "max_completion_tokens"};
+  static constexpr std::string_view kCompletionFields[] = {
+      "model", "prompt", "n", "stream", "stream_options", "max_tokens"};
+  if (api == GenerationApi::kChat) {
+    RETURN_IF_ERROR(CheckFields(o, kChatFields, ""));
+  } else {
+    RETURN_IF_ERROR(CheckFields(o, kCompletionFields, ""));
+  }
   int64_t n = 1;
   RETURN_IF_ERROR(ReadInteger(o, "n", 1, kMaxChoices, &n));
   parsed.call.n = static_cast<int>(n);
   RETURN_IF_ERROR(ReadBool(o, "stream", &parsed.call.stream));
   object stream_options;
   if (!o["stream_options"].get(stream_options)) {
+    static constexpr std::string_view kStreamOptions[] = {"include_usage"};
+    RETURN_IF_ERROR(CheckFields(stream_options, kStreamOptions, " in 'stream_options'"));
     RETURN_IF_ERROR(ReadBool(stream_options, "include_usage", &parsed.call.include_usage));
   }
-  bool echo = false;
-  RETURN_IF_ERROR(ReadBool(o, "echo", &echo));
-  if (echo) return Invalid("'echo' is not supported");
   RETURN_IF_ERROR(ReadSampling(o, request));
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
@@ -368,7 +478,27 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
     request.id = parsed.call.id;
   }
   object parameters;
-  if (o["parameters"].get(parameters)) parameters = o;
+  // The parameters stand in "parameters", or at the top level (as Triton's clients send them),
+  // not both: a field in the other place would be ignored.
+  static constexpr std::string_view kFlatFields[] = {"text_input", "id", "max_tokens", "stream"};
+  static constexpr std::string_view kNestedFields[] = {"text_input", "id", "parameters"};
+  static constexpr std::string_view kParameterFields[] = {"max_tokens", "stream"};
+  if (o["parameters"].get(parameters)) {
+    RETURN_IF_ERROR(CheckFields(o, kFlatFields, ""));
+    parameters = o;
+  } else {
+    RETURN_IF_ERROR(CheckFields(o, kNestedFields, "", /*sampling=*/false));
+    RETURN_IF_ERROR(CheckFields(parameters, kParameterFields, " in 'parameters'"));
+  }
+  // "stream" is the endpoint's (generate or generate_stream); a body that says otherwise is
+  // refused rather than ignored.
+  bool stream_asked = stream;
+  RETURN_IF_ERROR(ReadBool(parameters, "stream", &stream_asked));
+  if (stream_asked != stream) {
+    return Invalid(StrCat("'stream' is ", stream_asked ? "true" : "false", ", but ",
+                          stream ? "generate_stream always streams"
+                                 : "generate never streams (use generate_stream)"));
+  }
   RETURN_IF_ERROR(ReadSampling(parameters, request));
   RETURN_IF_ERROR(ReadMaxTokens(parameters, "max_tokens", request));
   return parsed;

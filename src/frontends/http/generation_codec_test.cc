@@ -1,11 +1,16 @@
 #include "frontends/http/generation_codec.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <rapidjson/document.h>
 
+#include "common/strings.h"
+
 namespace inferd {
 namespace {
+
+using ::testing::HasSubstr;
 
 // Parses `json` with simdjson (kept alive in the fixture) and runs the OpenAI parser.
 class GenerationCodecTest : public ::testing::Test {
@@ -34,7 +39,7 @@ TEST_F(GenerationCodecTest, ReadsAChatRequest) {
   auto parsed = Parse(R"({"model": "m", "messages": [{"role": "system", "content": "S"},
       {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}],
       "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3, "seed": 9, "stop": "END",
-      "stream": true, "stream_options": {"include_usage": true}, "user": "ignored"})",
+      "stream": true, "stream_options": {"include_usage": true}})",
                       GenerationApi::kChat);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   const GenerateRequest& r = *parsed->request;
@@ -49,6 +54,68 @@ TEST_F(GenerationCodecTest, ReadsAChatRequest) {
   EXPECT_EQ(r.sampling.top_k, 3);
   EXPECT_EQ(r.sampling.seed, 9u);
   EXPECT_EQ(r.stop, std::vector<std::string>{"END"});
+}
+
+// Nothing silently ignored (issue 32): a field inferd does not implement is refused by name,
+// unless it holds the value that asks for nothing (what client libraries send by default).
+TEST_F(GenerationCodecTest, RefusesFieldsItDoesNotImplementAndAcceptsTheirNeutralValues) {
+  const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
+  for (const char* field : {R"("response_format": {"type": "json_object"})", R"("logprobs": true)",
+                            R"("top_logprobs": 3)", R"("tools": [{"type": "function"}])",
+                            R"("tool_choice": "required")", R"("user": "u1")",
+                            R"("no_such_field": 1)", R"("stream_options": {"chunked": true})"}) {
+    auto parsed =
+        Parse(StrCat(R"({"model": "m", )", messages, ", ", field, "}"), GenerationApi::kChat);
+    ASSERT_FALSE(parsed.ok()) << field;
+    EXPECT_THAT(ErrorOf(parsed), HasSubstr("is not supported by this server")) << field;
+  }
+  auto named =
+      Parse(R"({"model": "m", "messages": [{"role": "user", "content": "x", "name": "a"}]})",
+            GenerationApi::kChat);
+  EXPECT_THAT(ErrorOf(named), HasSubstr("messages[0].name is not supported"));
+  auto neutral = Parse(StrCat(R"({"model": "m", )", messages,
+                              R"(, "logprobs": false, "response_format": {"type": "text"},
+      "tools": [], "tool_choice": "none", "parallel_tool_calls": true, "store": false})"),
+                       GenerationApi::kChat);
+  EXPECT_TRUE(neutral.ok()) << neutral.status();
+  auto suffix =
+      Parse(R"({"model": "m", "prompt": "p", "suffix": "s"})", GenerationApi::kCompletion);
+  EXPECT_THAT(ErrorOf(suffix), HasSubstr("'suffix' is not supported"));
+  auto echo = Parse(R"({"model": "m", "prompt": "p", "echo": true})", GenerationApi::kCompletion);
+  EXPECT_THAT(ErrorOf(echo), HasSubstr("'echo' is not supported"));
+  EXPECT_THAT(ErrorOf(ParseKServe(R"({"text_input": "p", "parameters": {"beam_width": 2}})")),
+              HasSubstr("'beam_width' in 'parameters' is not supported"));
+  // Parameters in one place: a sampling field beside "parameters" would be ignored.
+  EXPECT_THAT(ErrorOf(ParseKServe(R"({"text_input": "p", "temperature": 0, "parameters": {}})")),
+              HasSubstr("'temperature' is not supported"));
+  EXPECT_THAT(ErrorOf(ParseKServe(R"({"text_input": "p", "parameters": {"stream": true}})")),
+              HasSubstr("generate never streams"));
+}
+
+TEST_F(GenerationCodecTest, ReadsPenaltiesMinPAndLogitBias) {
+  auto parsed = Parse(R"({"model": "m", "prompt": "p", "presence_penalty": 0.5,
+      "frequency_penalty": -1, "repetition_penalty": 1.3, "repeat_last_n": 32, "min_p": 0.05,
+      "logit_bias": {"42": -100, "7": 2.5}})",
+                      GenerationApi::kCompletion);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const SamplingParams& s = parsed->request->sampling;
+  EXPECT_EQ(s.presence_penalty, 0.5);
+  EXPECT_EQ(s.frequency_penalty, -1);
+  EXPECT_EQ(s.repetition_penalty, 1.3);
+  EXPECT_EQ(s.penalty_last_n, 32);
+  EXPECT_EQ(s.min_p, 0.05);
+  ASSERT_EQ(s.logit_bias.size(), 2u);
+  EXPECT_EQ(s.logit_bias[0].token, 42);
+  EXPECT_EQ(s.logit_bias[0].bias, -100);
+  EXPECT_THAT(ErrorOf(Parse(R"({"model": "m", "prompt": "p", "logit_bias": {"x": 1}})",
+                            GenerationApi::kCompletion)),
+              HasSubstr("keys are token ids"));
+  EXPECT_THAT(ErrorOf(Parse(R"({"model": "m", "prompt": "p", "logit_bias": {"1": 101}})",
+                            GenerationApi::kCompletion)),
+              HasSubstr("[-100, 100]"));
+  EXPECT_THAT(ErrorOf(Parse(R"({"model": "m", "prompt": "p", "presence_penalty": 3})",
+                            GenerationApi::kCompletion)),
+              HasSubstr("'presence_penalty' must be in [-2, 2]"));
 }
 
 TEST_F(GenerationCodecTest, CompletionsDefaultToSixteenTokensLikeOpenAi) {
