@@ -195,6 +195,11 @@ def write_result(name: str, command: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     data = {"name": name, "command": command, "machine": machine_note(), **data}
     path = RESULTS / f"{name}.json"
+    # A kept run is never overwritten: a new run is a new file (--output NAME), reported
+    # beside the old one.
+    if path.exists() and RESULTS == ROOT / "bench" / "results" / "reliability":
+        raise SystemExit(f"{path} exists: a kept result is never overwritten; pass --output "
+                         f"with a new name (e.g. the date)")
     path.write_text(json.dumps(data, indent=2) + "\n")
     print(json.dumps(data, indent=2))
     return path

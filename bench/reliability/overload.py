@@ -58,6 +58,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--slo-ms", type=float, default=300)
     parser.add_argument("--queue", type=int, default=2)
+    parser.add_argument("--output", default="overload",
+                        help="the result's name in bench/results/reliability (never overwritten)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="inferd-overload-"))
@@ -85,7 +87,7 @@ def main() -> int:
         passed = (alive and alive_after_overload and over["other_errors"] == 0
                   and over["admitted_p99_within_slo"] and over["rejections_p99_within_5ms"]
                   and recovered)
-        write_result("overload", "bench/reliability/overload.py " + " ".join(sys.argv[1:]), {
+        write_result(args.output, "bench/reliability/overload.py " + " ".join(sys.argv[1:]), {
             "model": "resnet18 (binary tensor extension)", "slo_ms": args.slo_ms,
             "max_queue_size": args.queue, "capacity_rps": round(capacity, 1),
             "capacity_latency": capacity_latency, "factor": args.factor,

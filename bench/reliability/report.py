@@ -4,6 +4,8 @@ bench/results/reliability/ (each holds its command, its measurements and its ver
 no figure is typed by hand.
 
   .venv/bin/python bench/reliability/report.py > bench/results/reliability.md
+  .venv/bin/python bench/reliability/report.py --prefix 2026-12-05- \
+      > bench/results/2026-12-05-reliability.md     # a later run's files, <prefix><name>.json
 """
 
 from __future__ import annotations
@@ -142,6 +144,12 @@ def slow(d: dict) -> None:
 
 
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prefix", default="",
+                        help="read <prefix><name>.json (a later run kept beside the first)")
+    args = parser.parse_args()
     print("# Reliability figures\n")
     print("Each section was written by `bench/reliability/report.py` from the JSON its script "
           "left in `bench/results/reliability/` (the command is in each section). All load is "
@@ -149,7 +157,7 @@ def main() -> None:
           "figure that uses them; each section gives the machine's load when it ended.\n")
     for name, fn in (("soak", soak), ("overload", overload), ("faults", faults),
                      ("slow_clients", slow)):
-        data = load(name)
+        data = load(args.prefix + name)
         if data is None:
             print(f"## {name}: not run\n")
         else:

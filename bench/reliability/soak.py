@@ -49,6 +49,8 @@ def main() -> int:
     parser.add_argument("--model", default="mlp_scorer")
     parser.add_argument("--window-s", type=float, default=30)
     parser.add_argument("--delay-ms", type=int, default=5)
+    parser.add_argument("--output", default="soak",
+                        help="the result's name in bench/results/reliability (never overwritten)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="inferd-soak-"))
@@ -88,7 +90,7 @@ def main() -> int:
         growth = (last - base) / base * 100
         rates = sorted(w["rate"] for w in windows)
         passed = totals["errors"] == 0 and growth < 5 and alive
-        write_result("soak", "bench/reliability/soak.py " + " ".join(sys.argv[1:]), {
+        write_result(args.output, "bench/reliability/soak.py " + " ".join(sys.argv[1:]), {
             "model": args.model, "capacity_rps": round(capacity, 1),
             "capacity_p99_ms": cap["p99_us"] / 1e3, "target_rps": round(target, 1),
             "connections": connections, "delay_ms": args.delay_ms,
