@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/llama/prompt_segments.h"
+#include "backends/llama/sequence_queue.h"
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
 #include "common/cores.h"
@@ -179,15 +180,6 @@ void FailChoice(GenerateRequest& request, int choice, const absl::Status& status
 
 }  // namespace
 
-// One choice of a prepared request, waiting for a free sequence. The choices of a request
-// share it, and its tokens.
-struct LlamaEngine::Queued {
-  std::shared_ptr<GenerateRequest> request;
-  std::shared_ptr<const std::vector<int32_t>> prompt;
-  int choice = 0;
-  int64_t max_tokens = 0;
-};
-
 struct LlamaEngine::Prepared {
   std::shared_ptr<const std::vector<int32_t>> prompt;
   int64_t max_tokens = 0;
@@ -286,7 +278,8 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
       context_(context),
       vocab_(llama_model_get_vocab(model)),
       options_(options),
-      embedder_(std::move(embedder)) {
+      embedder_(std::move(embedder)),
+      sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
   // The embeddings context's cache is f16 (llama.cpp's default), whatever kv_cache_type says.
   const double kv_per_token = static_cast<double>(llama_model_n_layer(model_)) *
@@ -431,18 +424,13 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   absl::Status refused;
   {
     MutexLock lock(&mu_);
-    const int64_t waiting = incoming_sequences_ + static_cast<int64_t>(queue_.size());
     if (stopping_) {
       refused = absl::UnavailableError("the model is shutting down");
-    } else if (waiting + n > options_.max_queue) {
+    } else if (refused = sequences_.Reserve(n); !refused.ok()) {
       ++stats_.requests_failed;
-      refused = absl::ResourceExhaustedError(
-          StrCat("the model's queue is full: ", waiting, " sequences wait for one of ",
-                 options_.parallel, " (parameters.max_queue ", options_.max_queue, ")"));
     } else {
-      incoming_sequences_ += n;
       incoming_.push_back(std::move(request));
-      stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
+      stats_.queued = sequences_.waiting();
     }
   }
   if (!refused.ok()) return Fail(*request, refused);
@@ -532,25 +520,21 @@ void LlamaEngine::PrepareLoop() {
     }
     const int n = request->n;
     absl::Status refused = prepared.status();
-    std::shared_ptr<GenerateRequest> shared;
     {
       MutexLock lock(&mu_);
-      incoming_sequences_ -= n;
       if (refused.ok() && stopping_) refused = absl::UnavailableError("the model was unloaded");
       if (refused.ok()) {
-        shared = std::move(request);
+        std::shared_ptr<GenerateRequest> shared = std::move(request);
+        std::vector<QueuedChoice> choices;
         for (int choice = 0; choice < n; ++choice) {
-          auto queued = std::make_unique<Queued>();
-          queued->request = shared;
-          queued->prompt = prepared->prompt;
-          queued->choice = choice;
-          queued->max_tokens = prepared->max_tokens;
-          queue_.push_back(std::move(queued));
+          choices.push_back({shared, prepared->prompt, choice, prepared->max_tokens});
         }
+        sequences_.Release(n, std::move(choices));
       } else {
+        sequences_.Release(n);
         ++stats_.requests_failed;
       }
-      stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
+      stats_.queued = sequences_.waiting();
     }
     if (!refused.ok()) {
       Fail(*request, refused);
@@ -563,7 +547,7 @@ void LlamaEngine::PrepareLoop() {
   {
     MutexLock lock(&mu_);
     left.swap(incoming_);
-    incoming_sequences_ = 0;
+    for (const auto& request : left) sequences_.Release(request->n);
   }
   for (auto& request : left) Fail(*request, absl::UnavailableError("the model was unloaded"));
 }
@@ -598,7 +582,7 @@ void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
   absl::Status refused;
   {
     MutexLock lock(&mu_);
-    const size_t waiting = queue_.size() + embed_queue_.size();
+    const size_t waiting = static_cast<size_t>(sequences_.waiting()) + embed_queue_.size();
     if (stopping_) {
       refused = absl::UnavailableError("the model is shutting down");
     } else if (static_cast<int64_t>(waiting) >= options_.max_queue) {
@@ -682,7 +666,7 @@ void LlamaEngine::Loop() {
                                     [](const auto& slot) { return slot->request != nullptr; });
       if (!busy && embedding_ == nullptr) {
         auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return stopping_ || !queue_.empty() || !embed_queue_.empty();
+          return stopping_ || !sequences_.empty() || !embed_queue_.empty();
         };
         // Idle for a while: ggml's OpenMP workers for this thread go, so that they do not
         // slow the threads of the models that are running (common/openmp_team.h).
@@ -810,14 +794,14 @@ void LlamaEngine::Loop() {
   }
   llama_batch_free(batch);
   // Shutting down: everything still queued or running is answered.
-  std::deque<std::unique_ptr<Queued>> left;
+  std::deque<QueuedChoice> left;
   {
     MutexLock lock(&mu_);
-    left.swap(queue_);
+    left = sequences_.TakeAll();
     stats_.queued = 0;
   }
-  for (auto& queued : left) {
-    FailChoice(*queued->request, queued->choice, absl::UnavailableError("the model was unloaded"));
+  for (QueuedChoice& queued : left) {
+    FailChoice(*queued.request, queued.choice, absl::UnavailableError("the model was unloaded"));
   }
   std::deque<std::unique_ptr<EmbedJob>> embeds;
   {
@@ -838,54 +822,28 @@ void LlamaEngine::Loop() {
 }
 
 bool LlamaEngine::Admit() {
-  std::vector<std::pair<std::unique_ptr<Queued>, absl::Status>> dropped;
-  std::vector<std::pair<Slot*, std::unique_ptr<Queued>>> admitted;
+  std::vector<std::pair<QueuedChoice, absl::Status>> dropped;
+  std::vector<std::pair<size_t, QueuedChoice>> admitted;
   const TimePoint now = Clock::now();
   {
     MutexLock lock(&mu_);
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      GenerateRequest& request = *(*it)->request;
-      absl::Status why;
-      if (request.cancelled->load(std::memory_order_acquire)) {
-        why = absl::CancelledError("the client went away");
-      } else if (request.deadline && now >= *request.deadline) {
-        why = absl::DeadlineExceededError(
-            "the request's deadline passed while it waited for a free sequence");
-      }
-      if (why.ok()) {
-        ++it;
-        continue;
-      }
-      dropped.emplace_back(std::move(*it), std::move(why));
-      it = queue_.erase(it);
+    dropped = sequences_.DropFinished(now);
+    std::vector<FreeSlot> free;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& slot = *slots_[i];
+      if (slot.request == nullptr) free.push_back({i, slot.cache, slot.partition, slot.last_used});
     }
-    std::vector<Slot*> free;
-    for (auto& slot : slots_) {
-      if (slot->request == nullptr) free.push_back(slot.get());
-    }
-    while (!free.empty() && !queue_.empty()) {
-      std::unique_ptr<Queued> next = std::move(queue_.front());
-      queue_.pop_front();
-      // Another partition's cache counts as empty: its prefix is never reused.
-      static const std::vector<int32_t> kNothing;
-      std::vector<SlotCandidate> candidates;
-      for (Slot* slot : free) {
-        const bool mine = slot->partition == next->request->cache_partition;
-        candidates.push_back({mine ? slot->cache : kNothing, slot->last_used});
-      }
-      const size_t chosen = ChooseSlot(candidates, *next->prompt);
-      admitted.emplace_back(free[chosen], std::move(next));
-      free.erase(free.begin() + static_cast<std::ptrdiff_t>(chosen));
-    }
-    stats_.queued = incoming_sequences_ + static_cast<int64_t>(queue_.size());
+    admitted = sequences_.Admit(std::move(free));
+    stats_.queued = sequences_.waiting();
     stats_.requests_failed += dropped.size();
   }
-  for (auto& [queued, why] : dropped) FailChoice(*queued->request, queued->choice, why);
+  for (auto& [queued, why] : dropped) FailChoice(*queued.request, queued.choice, why);
   llama_memory_t memory = llama_get_memory(context_);
-  for (auto& [slot, queued] : admitted) {
-    const bool same_partition = slot->partition == queued->request->cache_partition;
-    size_t reuse = queued->request->cache_prompt && same_partition
-                       ? ReusablePrefix(slot->cache, *queued->prompt)
+  for (auto& [index, queued] : admitted) {
+    Slot* slot = slots_[index].get();
+    const bool same_partition = slot->partition == queued.request->cache_partition;
+    size_t reuse = queued.request->cache_prompt && same_partition
+                       ? ReusablePrefix(slot->cache, *queued.prompt)
                        : 0;
     if (reuse < slot->cache.size() &&
         !llama_memory_seq_rm(memory, slot->seq, static_cast<llama_pos>(reuse), -1)) {
@@ -893,13 +851,13 @@ bool LlamaEngine::Admit() {
       reuse = 0;
     }
     slot->cache.resize(reuse);
-    slot->partition = queued->request->cache_partition;
-    slot->request = std::move(queued->request);
-    slot->choice = queued->choice;
-    slot->prompt = std::move(queued->prompt);
+    slot->partition = queued.request->cache_partition;
+    slot->request = std::move(queued.request);
+    slot->choice = queued.choice;
+    slot->prompt = std::move(queued.prompt);
     slot->prompt_done = reuse;
     slot->cached = static_cast<int64_t>(reuse);
-    slot->max_tokens = queued->max_tokens;
+    slot->max_tokens = queued.max_tokens;
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
     slot->sampler = MakeSampler(sampling, llama_vocab_n_tokens(vocab_));

@@ -34,6 +34,7 @@
 #include "backends/llama/chat_template.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
+#include "backends/llama/sequence_queue.h"
 #include "common/mutex.h"
 #include "core/generation.h"
 
@@ -65,7 +66,6 @@ class LlamaEngine : public GenerativeModel {
   uint64_t kv_bytes() const { return kv_bytes_; }
 
  private:
-  struct Queued;
   struct Slot;
   struct EmbedJob;
   struct Prepared;
@@ -115,10 +115,10 @@ class LlamaEngine : public GenerativeModel {
   mutable Mutex mu_;
   CondVar work_;
   CondVar incoming_work_;
-  // Requests waiting for the preparation thread, and the sequences they will take.
+  // Requests waiting for the preparation thread (their sequences reserved in sequences_).
   std::deque<std::unique_ptr<GenerateRequest>> incoming_ ABSL_GUARDED_BY(mu_);
-  int64_t incoming_sequences_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<std::unique_ptr<Queued>> queue_ ABSL_GUARDED_BY(mu_);
+  // Sequences waiting for a slot, and the rules for starting them.
+  SequenceQueue sequences_ ABSL_GUARDED_BY(mu_);
   std::deque<std::unique_ptr<EmbedJob>> embed_queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   GenerationStats stats_ ABSL_GUARDED_BY(mu_);
