@@ -28,6 +28,16 @@ absl::Status CheckGenerateRequest(const GenerateRequest& request) {
   if (request.chat && request.messages.empty()) {
     return absl::InvalidArgumentError("'messages' must hold at least one message");
   }
+  // A role is template text (most templates write it verbatim after a control token), so any
+  // other string could carry control tokens of its own and forge a turn.
+  for (size_t i = 0; i < request.messages.size(); ++i) {
+    const std::string& role = request.messages[i].role;
+    if (role != "system" && role != "developer" && role != "user" && role != "assistant") {
+      return absl::InvalidArgumentError(
+          StrCat("messages[", i, "].role must be system, developer, user or assistant, got '",
+                 role.substr(0, 64), "'"));
+    }
+  }
   if (request.n < 1 || request.n > kMaxChoices) {
     return absl::InvalidArgumentError(
         StrCat("'n' is ", request.n, "; it must be between 1 and ", kMaxChoices));
