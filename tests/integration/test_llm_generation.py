@@ -274,3 +274,16 @@ def test_python_client_generates_and_chats(llm_server):
         with pytest.raises(InferdError) as error:
             client.generate("nope", "hi")
         assert error.value.status == 404
+
+
+def test_the_seeds_predict_request_with_text_generates(llm_server):
+    # The seed's first request, POST /predict {"input": "..."}, with text: a language model
+    # answers with its text (it was refused: "shape [] is not accepted").
+    answer = llm_server.post(f"/predict?model={MODEL}", {"input": "Hello, my name is"},
+                             timeout=120)
+    assert answer.status_code == 200, answer.text
+    assert isinstance(answer.json()["output"], str)
+    # A list of one prompt is answered as a list of one text.
+    answer = llm_server.post(f"/predict?model={MODEL}", {"input": ["Hi"]}, timeout=120)
+    assert answer.status_code == 200, answer.text
+    assert isinstance(answer.json()["output"], list) and len(answer.json()["output"]) == 1

@@ -51,7 +51,14 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const Mo
   // A batching model given one instance ([256] for dims [256]) gets a batch of one, and the
   // answer drops the batch dimension again: what a user of a one-example /predict expects.
   *single_instance = config.batched() && tensor.shape().size() == spec.dims.size();
-  if (*single_instance) {
+  // One value for a model whose one input holds one value ([1]: a language model's prompt):
+  // {"input": "Hello"} rather than {"input": ["Hello"]}, answered with one value too.
+  const bool one_value = !config.batched() && tensor.shape().empty() && spec.dims == Shape{1};
+  if (one_value) {
+    tensor = Tensor::Wrap(tensor.type(), Shape{1}, tensor.mutable_data(), tensor.byte_size(),
+                          tensor.owner());
+    *single_instance = true;
+  } else if (*single_instance) {
     Shape batched = tensor.shape();
     batched.insert(batched.begin(), 1);
     tensor = Tensor::Wrap(tensor.type(), std::move(batched), tensor.mutable_data(),
