@@ -69,6 +69,12 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_MAX_REQUEST_BYTES")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 34))
       ->capture_default_str();
+  app.add_option("--max-stream-backlog-bytes", options.max_stream_backlog_bytes,
+                 "Most bytes of a streamed reply (server-sent events) that may wait for a client "
+                 "that does not read; beyond it the stream is cut and the generation stopped")
+      ->envname("INFERD_MAX_STREAM_BACKLOG_BYTES")
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--header-timeout", options.header_timeout_s,
                  "Seconds a client has to send a request's header, from its first byte (and "
                  "a new connection's first header from the connect); then it is closed")

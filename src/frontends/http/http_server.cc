@@ -34,6 +34,7 @@ class HttpServer::Impl {
     shared_.router = router;
     shared_.draining = draining;
     shared_.max_request_bytes = options_.max_request_bytes;
+    shared_.max_stream_backlog_bytes = options_.max_stream_backlog_bytes;
     shared_.idle_timeout = options_.idle_timeout;
     shared_.header_timeout = options_.header_timeout;
     shared_.body_timeout = options_.body_timeout;

@@ -338,8 +338,7 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     request_counted_ = false;
     shared_->in_flight.fetch_sub(1);
   }
-  // The parser is no longer needed once the reply is out; free both bodies now, and give
-  // back a large read buffer so that idle keep-alive connections stay small.
+  // The parser is no longer needed once the reply is out; free both bodies now.
   parser_.reset();
   std::string().swap(response_body_);
   if (purge_after_reply_) {
@@ -351,14 +350,11 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     }
   }
   purge_after_reply_ = false;
-  if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
-    buffer_.shrink_to_fit();
-    buffer_.reserve(kSmallBody);
-  }
   on_disconnect_ = nullptr;
   if (watching_) {
     // The disconnect watch still has a read outstanding: cancel it; its handler goes on to
-    // the next request (or closes).
+    // the next request (or closes). The read buffer is left alone until then: the read
+    // writes into it, from whichever I/O thread runs the reactor.
     if (ec || !keep_alive_) return Close();
     reply_done_ = true;
     beast::error_code ignored;
@@ -366,7 +362,20 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     return;
   }
   if (ec || !keep_alive_) return DiscardAndClose();
+  ShrinkReadBuffer();
   ReadHeader();
+}
+
+// Gives back a large read buffer so that idle keep-alive connections stay small. Only with
+// no read outstanding: shrinking frees the memory a pending read (the disconnect watch)
+// writes into, and with several I/O threads another thread's reactor does that write while
+// this one runs (a use-after-free; with one thread, bytes already read were lost).
+template <class Stream>
+void BasicHttpSession<Stream>::ShrinkReadBuffer() {
+  if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
+    buffer_.shrink_to_fit();
+    buffer_.reserve(kSmallBody);
+  }
 }
 
 template <class Stream>

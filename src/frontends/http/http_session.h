@@ -33,6 +33,9 @@ struct SessionShared {
   std::atomic<bool>* draining = nullptr;
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
+  // What may wait to be written to a streaming client beside the write in flight before
+  // the stream is cut (HttpServerOptions::max_stream_backlog_bytes).
+  size_t max_stream_backlog_bytes = 0;
   std::chrono::seconds idle_timeout{120};
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{60};
@@ -75,9 +78,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void StreamEnd(uint64_t request, std::string data);
   // Reads from the socket while the current request is being answered, so that a client
   // closing the connection is noticed (then `on_disconnect` runs, once). What it reads
-  // instead (a pipelined request) is kept for the next request. On the strand. Over TLS it
-  // does nothing: a read beside the reply's writes, cancelled mid-record, could break the
-  // TLS stream; a streamed reply still notices the client going away when a write fails.
+  // instead (a pipelined request) is kept for the next request, up to a bound. On the
+  // strand. Over TLS the read goes through the TLS stream and the reply ends the connection
+  // (`Connection: close`), so that the read never has to be cancelled mid-record.
   void WatchDisconnect(uint64_t request, std::function<void()> on_disconnect);
   // Counts the requests read on this connection; on the strand.
   uint64_t request_number() const { return request_number_; }
@@ -95,11 +98,15 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void OnBody(boost::beast::error_code ec);
   void RejectAndClose(HttpReply reply);
   void OnWrite(boost::beast::error_code ec);
+  void ShrinkReadBuffer();
   void DiscardAndClose();
   void Close();
   void FlushStream();
   void OnStreamWrite(boost::beast::error_code ec);
+  void ArmWatch();
   void OnWatch(boost::beast::error_code ec, size_t bytes);
+  // Abandons a stream whose client stopped reading (http_session_stream.cc).
+  void CutSlowReader();
   // Records the finished request (its HTTP status, the code it is counted under and its
   // error message) for metrics and the access log.
   void RecordFinished(unsigned status, absl::StatusCode code, std::string_view error);
