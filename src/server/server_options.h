@@ -52,6 +52,9 @@ struct ServerOptions {
   // the INFERD_API_KEY environment variable.
   std::string api_keys_file;
   bool allow_unauthenticated_management = false;
+  // Proxies (IP addresses, comma-separated) whose X-Forwarded-For names the client when a
+  // keyless loopback server asks whether a management request is local.
+  std::string trusted_proxies;
   // TLS on both listeners when both are set.
   std::string tls_cert_file;
   std::string tls_key_file;

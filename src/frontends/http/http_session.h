@@ -94,6 +94,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void OnHandshake(boost::beast::error_code ec);
   void ReadHeaderWithin(std::chrono::seconds timeout);
   void OnHeader(boost::beast::error_code ec);
+  // The parsed request's method, path, query, headers and peer (no body); views into
+  // parser_ and peer_.
+  HttpRequestView RequestView();
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
   void RejectAndClose(HttpReply reply);
@@ -117,6 +120,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   std::string response_head_;  // reused: the status line and header fields
   std::string response_body_;
   SessionShared* const shared_;
+  std::string peer_;  // the client's IP address as text; empty when unknown
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
