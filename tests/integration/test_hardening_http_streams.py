@@ -1,6 +1,7 @@
 """Hostile clients of generation over HTTP and HTTPS (issue 30): a streaming client that never
 reads is cut instead of growing the server without bound; a client that leaves is noticed
-over TLS too, and when it sent one early byte of a next request."""
+over TLS too, and when it sent one early byte of a next request; a stream cut by the
+shutdown deadline still ends with an error event and the chunked terminator."""
 
 from __future__ import annotations
 
@@ -169,3 +170,23 @@ def test_tls_generation_still_answers_whole_replies(tls_llm_server):
                         session=session, stream=True)
         events = [l for l in r.iter_lines() if l.startswith(b"data: ")]
         assert events[-1] == b"data: [DONE]"
+def test_a_stream_cut_by_the_shutdown_deadline_ends_with_an_error_event(start_server, repo):
+    import signal
+    server = start_server(repo, "--shutdown-timeout", "1")
+    with requests.post(server.url + "/v1/completions", json=dict(COUNTING, stream=True),
+                       stream=True, timeout=60) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines()
+        first = next(l for l in lines if l.startswith(b"data: "))
+        assert b'"text"' in first
+        server.proc.send_signal(signal.SIGTERM)
+        # The rest reads to a clean end: requests raises ChunkedEncodingError on a stream cut
+        # without its terminator.
+        rest = [l for l in lines if l.startswith(b"data: ")]
+    assert rest, "no event after the signal"
+    last = json.loads(rest[-1][len(b"data: "):]) if rest[-1] != b"data: [DONE]" else None
+    if last is None:
+        last = json.loads(rest[-2][len(b"data: "):])
+    assert "error" in last, rest[-3:]
+    assert "shutting down" in json.dumps(last["error"]), last
+    assert server.proc.wait(timeout=30) == 0

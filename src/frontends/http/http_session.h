@@ -21,6 +21,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "frontends/http/http_types.h"
+#include "frontends/http/open_streams.h"
 #include "frontends/http/router.h"
 #include "frontends/http/session_request.h"
 #include "observability/request_recorder.h"
@@ -39,7 +40,8 @@ struct SessionShared {
   std::chrono::seconds idle_timeout{120};
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{60};
-  RequestRecorder* recorder = nullptr;       // metrics and access log; null: none
+  RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
+  OpenStreams streams;                  // streamed replies in progress, for the shutdown deadline
   boost::asio::ssl::context* tls = nullptr;  // set: connections speak TLS (HttpsSession)
   // Where requests with a body over kOffloadBodyBytes are handed to the router: parsing a
   // 60 MB JSON body took the I/O thread for a third of a second, and every other connection
@@ -76,6 +78,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void BeginStream(uint64_t request, HttpReply head);
   void StreamWrite(uint64_t request, std::string data);
   void StreamEnd(uint64_t request, std::string data);
+  // Ends the stream of `request` now, as the shutdown deadline passes: its producer is
+  // told (on_disconnect) and the client gets a final error event and the terminator.
+  void EndStreamForShutdown(uint64_t request);
   // Reads from the socket while the current request is being answered, so that a client
   // closing the connection is noticed (then `on_disconnect` runs, once). What it reads
   // instead (a pipelined request) is kept for the next request, up to a bound. On the
@@ -132,6 +137,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool stream_writing_ = false;
   bool stream_chunked_ = true;
   std::string stream_pending_;
+  uint64_t stream_registration_ = 0;  // in shared_->streams; 0: none
+  // Leaves shared_->streams (the stream is over, one way or another).
+  void UnregisterStream();
   std::string stream_inflight_;
   // The disconnect watch (WatchDisconnect): a read outstanding on the socket.
   uint64_t request_number_ = 0;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include "common/http_status.h"
@@ -47,6 +48,12 @@ void BasicHttpSession<Stream>::BeginStream(uint64_t request, HttpReply head) {
   std::string text;
   WriteStreamHead(head, version != 0 ? version : 11, keep_alive_, &text);
   stream_pending_ += text;
+  stream_registration_ = shared_->streams.Add(
+      [weak = this->weak_from_this(), executor = stream_.get_executor(), request] {
+        asio::post(executor, [weak, request] {
+          if (auto self = weak.lock()) self->EndStreamForShutdown(request);
+        });
+      });
   if (head_request_) {
     // HEAD gets the head only.
     stream_ending_ = true;
@@ -73,6 +80,7 @@ void BasicHttpSession<Stream>::StreamWrite(uint64_t request, std::string data) {
 // write in flight then fails and finishes the request (OnStreamWrite).
 template <class Stream>
 void BasicHttpSession<Stream>::CutSlowReader() {
+  UnregisterStream();
   streaming_ = false;
   stream_ending_ = false;
   std::string().swap(stream_pending_);
@@ -95,11 +103,30 @@ void BasicHttpSession<Stream>::StreamEnd(uint64_t request, std::string data) {
 }
 
 template <class Stream>
+void BasicHttpSession<Stream>::EndStreamForShutdown(uint64_t request) {
+  if (request != request_number_ || !streaming_ || stream_ending_) return;
+  if (auto callback = std::move(on_disconnect_)) callback();
+  // Both event formats (OpenAI's and KServe's) carry errors as {"error": ...}; a client
+  // that reads the stream to its end learns why it stopped.
+  StreamEnd(request,
+            "data: {\"error\": \"the server is shutting down: its drain deadline "
+            "(--shutdown-timeout) passed before this generation finished\"}\n\n");
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::UnregisterStream() {
+  if (stream_registration_ == 0) return;
+  shared_->streams.Remove(stream_registration_);
+  stream_registration_ = 0;
+}
+
+template <class Stream>
 void BasicHttpSession<Stream>::FlushStream() {
   if (stream_writing_) return;
   if (stream_pending_.empty()) {
     if (!stream_ending_) return;
     // Everything is out: the request is done.
+    UnregisterStream();
     streaming_ = false;
     stream_ending_ = false;
     RecordFinished(200, absl::StatusCode::kOk, {});
@@ -122,6 +149,7 @@ void BasicHttpSession<Stream>::OnStreamWrite(beast::error_code ec) {
   stream_inflight_.clear();
   if (ec) {
     // The client went away mid-stream: tell the producer, drop what is left.
+    UnregisterStream();
     streaming_ = false;
     stream_ending_ = false;
     stream_pending_.clear();
@@ -202,6 +230,8 @@ void BasicHttpSession<Stream>::OnWatch(beast::error_code ec, size_t bytes) {
   template void BasicHttpSession<S>::BeginStream(uint64_t, HttpReply);                 \
   template void BasicHttpSession<S>::StreamWrite(uint64_t, std::string);               \
   template void BasicHttpSession<S>::StreamEnd(uint64_t, std::string);                 \
+  template void BasicHttpSession<S>::EndStreamForShutdown(uint64_t);                   \
+  template void BasicHttpSession<S>::UnregisterStream();                               \
   template void BasicHttpSession<S>::WatchDisconnect(uint64_t, std::function<void()>); \
   template void BasicHttpSession<S>::FlushStream();                                    \
   template void BasicHttpSession<S>::OnStreamWrite(boost::beast::error_code);          \
