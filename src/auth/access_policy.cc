@@ -37,12 +37,20 @@ std::string_view BearerToken(std::string_view authorization) {
   return Trim(authorization.substr(kScheme.size()));
 }
 
-absl::StatusOr<const ApiKey*> AccessPolicy::Authenticate(Access access,
+absl::StatusOr<const ApiKey*> AccessPolicy::Authenticate(const RouteAccess& route,
                                                          std::string_view authorization) const {
+  const Access access = route.access;
   if (access == Access::kPublic) return nullptr;
   if (!has_keys()) {
-    if (access == Access::kManagement && !options_.management_without_keys) {
-      return absl::PermissionDeniedError(kManagementOffMessage);
+    if (access != Access::kManagement) return nullptr;
+    switch (options_.keyless_management) {
+      case KeylessManagement::kOff:
+        return absl::PermissionDeniedError(kManagementOffMessage);
+      case KeylessManagement::kLocalClients:
+        if (!route.local_client) return absl::PermissionDeniedError(kManagementNotLocalMessage);
+        return nullptr;
+      case KeylessManagement::kAnyone:
+        return nullptr;
     }
     return nullptr;
   }
@@ -82,7 +90,7 @@ absl::Status CheckTenantModel(Tenant& tenant, std::string_view model) {
 
 absl::Status AccessPolicy::Check(const RouteAccess& route, std::string_view authorization,
                                  AccessGrant* grant, AccessDenial* denial) const {
-  absl::StatusOr<const ApiKey*> key = Authenticate(route.access, authorization);
+  absl::StatusOr<const ApiKey*> key = Authenticate(route, authorization);
   if (!key.ok()) return Deny(denial, key.status());
   grant->key = *key;
   Tenant* tenant = *key != nullptr ? (*key)->tenant : nullptr;

@@ -2,10 +2,11 @@
 // monitoring, management; the model it names) and hand over its Authorization value; the
 // policy authenticates the key, checks its roles, the tenant's model list and its limits.
 //
-// Without keys nothing is authenticated; management is then allowed only when the server
-// listens on loopback or the operator opened it explicitly
-// (--allow-unauthenticated-management): a server on a public address must not let anyone
-// unload its models.
+// Without keys nothing is authenticated; management is then allowed only to local clients
+// of a server that listens on loopback (the frontend judges "local": auth/client_origin.h;
+// a request relayed by a proxy is not local), or to anyone when the operator opened it
+// explicitly (--allow-unauthenticated-management): a server reachable by others, directly
+// or through a proxy, must not let anyone unload its models.
 //
 // Thread-safety: Check is thread-safe. Ownership: the key ring outlives the policy.
 #ifndef INFERD_AUTH_ACCESS_POLICY_H_
@@ -14,18 +15,28 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "auth/client_origin.h"
 #include "auth/key_ring.h"
 #include "auth/roles.h"
 #include "common/clock.h"
 
 namespace inferd {
 
+// Who may use management endpoints when there are no API keys.
+enum class KeylessManagement : uint8_t {
+  kOff,           // nobody (a non-loopback listener)
+  kLocalClients,  // clients on this host, not relayed (a loopback listener)
+  kAnyone,        // --allow-unauthenticated-management
+};
+
 struct AccessPolicyOptions {
   const KeyRing* keys = nullptr;  // null or empty: no API keys
-  // Without keys: whether management endpoints answer at all.
-  bool management_without_keys = true;
+  KeylessManagement keyless_management = KeylessManagement::kAnyone;
+  // Proxies whose X-Forwarded-For names a local client (--trusted-proxies).
+  TrustedProxies trusted_proxies;
 };
 
 // What an allowed request carries on: its key and, for a tenant's key, the tenant's
@@ -54,21 +65,34 @@ absl::Status CheckTenantModel(Tenant& tenant, std::string_view model);
 
 class AccessPolicy {
  public:
-  explicit AccessPolicy(AccessPolicyOptions options) : options_(options) {}
+  explicit AccessPolicy(AccessPolicyOptions options) : options_(std::move(options)) {}
 
   // Whether any request can be refused: false when there are no keys and management is
   // open, so frontends may skip classifying requests altogether.
-  bool enforcing() const { return has_keys() || !options_.management_without_keys; }
+  bool enforcing() const {
+    return has_keys() || options_.keyless_management != KeylessManagement::kAnyone;
+  }
   bool has_keys() const { return options_.keys != nullptr && !options_.keys->empty(); }
 
   // OK with `grant` filled, or the denial (also returned). `authorization` is the
-  // Authorization header or metadata value ("" when absent).
+  // Authorization header or metadata value ("" when absent); `route.local_client` is what
+  // keyless management asks.
   absl::Status Check(const RouteAccess& route, std::string_view authorization, AccessGrant* grant,
                      AccessDenial* denial) const;
 
-  // Only the key and its roles, no tenant limits (a gRPC stream is checked so when it
-  // opens; each of its messages then goes through Check). The key, null without keys.
-  absl::StatusOr<const ApiKey*> Authenticate(Access access, std::string_view authorization) const;
+  // Whether a request whose connection comes from `peer` (an IP address as text) with
+  // `headers` has its client on this host (auth/client_origin.h, with the trusted proxies):
+  // what a frontend puts in RouteAccess::local_client for a management request.
+  bool IsLocalClient(std::string_view peer, const ForwardingHeaders& headers) const {
+    return inferd::IsLocalClient(peer, headers, options_.trusted_proxies);
+  }
+
+  // Only the key and its roles, no tenant limits: a gRPC stream is checked so when it opens
+  // (each of its messages then goes through Check), an HTTP request once its header is in,
+  // before its body is read (the router's Dispatch then calls Check). The key, null
+  // without keys.
+  absl::StatusOr<const ApiKey*> Authenticate(const RouteAccess& route,
+                                             std::string_view authorization) const;
 
  private:
   const AccessPolicyOptions options_;
@@ -80,6 +104,15 @@ inline constexpr char kManagementOffMessage[] =
     "are configured. Configure keys with a management role (--api-keys-file or "
     "INFERD_API_KEYS_FILE, see docs/security.md), or start inferd with "
     "--allow-unauthenticated-management to open them to anyone who can reach the port";
+
+// The message a refused keyless management request gets on a loopback listener when it was
+// relayed (a forwarding header) or came from another host.
+inline constexpr char kManagementNotLocalMessage[] =
+    "management endpoints without API keys answer only clients on this host, and this "
+    "request was relayed by a proxy (it carries Forwarded, X-Forwarded-For or X-Real-IP) or "
+    "came from elsewhere. Configure keys with a management role (--api-keys-file or "
+    "INFERD_API_KEY, see docs/security.md); if the proxy is yours and its local clients may "
+    "manage inferd, name its address in --trusted-proxies";
 
 }  // namespace inferd
 

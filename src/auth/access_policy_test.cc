@@ -37,7 +37,8 @@ class AccessPolicyTest : public ::testing::Test {
         ParseKeyFile(kKeys, "keys", &time_, [](const char*) { return nullptr; });
     ASSERT_TRUE(ring.ok()) << ring.status();
     ring_ = *std::move(ring);
-    policy_ = std::make_unique<AccessPolicy>(AccessPolicyOptions{ring_.get(), true});
+    policy_ = std::make_unique<AccessPolicy>(
+        AccessPolicyOptions{ring_.get(), KeylessManagement::kAnyone, {}});
   }
 
   absl::Status Check(const RouteAccess& route, std::string_view authorization) {
@@ -118,19 +119,39 @@ TEST_F(AccessPolicyTest, TenantInFlightCapHoldsUntilThePermitFinishes) {
 
 TEST(AccessPolicyWithoutKeysTest, ManagementOffUnlessOpened) {
   KeyRing empty;
-  AccessPolicy closed(AccessPolicyOptions{&empty, /*management_without_keys=*/false});
+  AccessPolicy closed(AccessPolicyOptions{&empty, KeylessManagement::kOff, {}});
   EXPECT_TRUE(closed.enforcing());
   AccessGrant grant;
   AccessDenial denial;
-  absl::Status refused = closed.Check(kManage, "", &grant, &denial);
+  RouteAccess local_manage = kManage;
+  local_manage.local_client = true;
+  absl::Status refused = closed.Check(local_manage, "", &grant, &denial);
   EXPECT_TRUE(absl::IsPermissionDenied(refused));
   EXPECT_THAT(std::string(refused.message()), HasSubstr("--allow-unauthenticated-management"));
   EXPECT_TRUE(closed.Check(Infer("m"), "", &grant, &denial).ok());
   EXPECT_TRUE(closed.Check(kMonitor, "", &grant, &denial).ok());
 
-  AccessPolicy open(AccessPolicyOptions{nullptr, /*management_without_keys=*/true});
+  AccessPolicy open(AccessPolicyOptions{nullptr, KeylessManagement::kAnyone, {}});
   EXPECT_FALSE(open.enforcing());
   EXPECT_TRUE(open.Check(kManage, "", &grant, &denial).ok());
+}
+
+// Regression (issue 30): on a loopback listener, a proxy on the same host relayed anyone's
+// management requests.
+TEST(AccessPolicyWithoutKeysTest, LoopbackManagementAnswersOnlyLocalClients) {
+  AccessPolicy policy(AccessPolicyOptions{nullptr, KeylessManagement::kLocalClients, {}});
+  EXPECT_TRUE(policy.enforcing());
+  AccessGrant grant;
+  AccessDenial denial;
+  RouteAccess local_manage = kManage;
+  local_manage.local_client = true;
+  EXPECT_TRUE(policy.Check(local_manage, "", &grant, &denial).ok());
+  absl::Status refused = policy.Check(kManage, "", &grant, &denial);
+  EXPECT_TRUE(absl::IsPermissionDenied(refused));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("--trusted-proxies"));
+  // Only management asks where the client is.
+  EXPECT_TRUE(policy.Check(Infer("m"), "", &grant, &denial).ok());
+  EXPECT_TRUE(policy.Check(kMonitor, "", &grant, &denial).ok());
 }
 
 TEST(BearerTokenTest, ReadsTheToken) {

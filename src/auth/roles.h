@@ -27,6 +27,9 @@ struct RouteAccess {
   Access access = Access::kInference;
   bool for_model = false;
   std::string_view model;
+  // The frontend judged the client to be on this host and not relayed
+  // (auth/client_origin.h); only keyless management asks. False unless a frontend says so.
+  bool local_client = false;
 
   static RouteAccess Of(Access access) {
     RouteAccess route;

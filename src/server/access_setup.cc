@@ -47,11 +47,19 @@ absl::StatusOr<AccessSetup> SetUpAccess(const ServerOptions& options, MetricsReg
     }
   }
 
+  absl::StatusOr<TrustedProxies> trusted = TrustedProxies::Parse(options.trusted_proxies);
+  if (!trusted.ok()) return trusted.status();
+
   const bool loopback = IsLoopbackHost(options.host);
   AccessPolicyOptions policy;
   policy.keys = setup.keys.get();
-  policy.management_without_keys = loopback || options.allow_unauthenticated_management;
-  setup.policy = std::make_unique<AccessPolicy>(policy);
+  // On loopback "local" is judged per request: a reverse proxy on this host (deploy/nginx)
+  // connects from loopback too and relays anyone's requests.
+  policy.keyless_management = options.allow_unauthenticated_management ? KeylessManagement::kAnyone
+                              : loopback ? KeylessManagement::kLocalClients
+                                         : KeylessManagement::kOff;
+  policy.trusted_proxies = *std::move(trusted);
+  setup.policy = std::make_unique<AccessPolicy>(std::move(policy));
 
   if (!setup.keys->empty()) {
     spdlog::info("access: {} API key(s), {} tenant(s); every endpoint but health needs a key",
@@ -68,8 +76,17 @@ absl::StatusOr<AccessSetup> SetUpAccess(const ServerOptions& options, MetricsReg
         "access: no API keys and listening on {} with --allow-unauthenticated-management: "
         "anyone who reaches the port can load and unload models",
         options.host);
+  } else if (options.allow_unauthenticated_management) {
+    spdlog::info("access: no API keys; listening on loopback, every endpoint is open");
   } else {
-    spdlog::info("access: no API keys; listening on loopback only, so every endpoint is open");
+    spdlog::info(
+        "access: no API keys; listening on loopback: every endpoint is open to local clients; "
+        "management refuses requests relayed by a proxy (Forwarded, X-Forwarded-For, "
+        "X-Real-IP){}",
+        options.trusted_proxies.empty()
+            ? " (--trusted-proxies names proxies whose X-Forwarded-For is believed)"
+            : StrCat(" unless from --trusted-proxies ", options.trusted_proxies,
+                     " for a local client"));
   }
   return setup;
 }

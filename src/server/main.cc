@@ -178,6 +178,7 @@ int Run(const ServerOptions& options) {
   http.io_threads =
       options.http_threads > 0 ? options.http_threads : std::max(1, CoresAvailable() / 4);
   http.max_request_bytes = options.max_request_bytes;
+  http.max_stream_backlog_bytes = options.max_stream_backlog_bytes;
   http.header_timeout = std::chrono::seconds(options.header_timeout_s);
   http.body_timeout = std::chrono::seconds(options.body_timeout_s);
   http.drain_timeout = std::chrono::seconds(options.shutdown_timeout_s);

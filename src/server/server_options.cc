@@ -69,6 +69,12 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
       ->envname("INFERD_MAX_REQUEST_BYTES")
       ->check(CLI::Range(size_t{1024}, size_t{1} << 34))
       ->capture_default_str();
+  app.add_option("--max-stream-backlog-bytes", options.max_stream_backlog_bytes,
+                 "Most bytes of a streamed reply (server-sent events) that may wait for a client "
+                 "that does not read; beyond it the stream is cut and the generation stopped")
+      ->envname("INFERD_MAX_STREAM_BACKLOG_BYTES")
+      ->check(CLI::Range(size_t{4096}, size_t{1} << 30))
+      ->capture_default_str();
   app.add_option("--header-timeout", options.header_timeout_s,
                  "Seconds a client has to send a request's header, from its first byte (and "
                  "a new connection's first header from the connect); then it is closed")
@@ -165,9 +171,16 @@ std::optional<ServerOptions> ParseServerOptions(int argc, char** argv, int* exit
                  "INFERD_API_KEY adds one key with every role")
       ->envname("INFERD_API_KEYS_FILE");
   app.add_flag("--allow-unauthenticated-management", options.allow_unauthenticated_management,
-               "Without API keys on a non-loopback address, answer load/unload/traffic/logging "
-               "changes anyway (by default they are refused)")
+               "Without API keys, answer load/unload/traffic/logging changes from anyone (by "
+               "default they are refused on a non-loopback address, and answer only local, "
+               "unrelayed clients on loopback)")
       ->envname("INFERD_ALLOW_UNAUTHENTICATED_MANAGEMENT");
+  app.add_option("--trusted-proxies", options.trusted_proxies,
+                 "Without API keys on loopback, management answers only local clients, and a "
+                 "request carrying Forwarded, X-Forwarded-For or X-Real-IP (relayed by a "
+                 "proxy) is not local. List your proxies' IP addresses here (comma-separated, "
+                 "e.g. 127.0.0.1) to judge their requests by the client X-Forwarded-For names")
+      ->envname("INFERD_TRUSTED_PROXIES");
   app.add_option("--tls-cert-file", options.tls_cert_file,
                  "PEM certificate (chain) for TLS on the HTTP and gRPC listeners")
       ->envname("INFERD_TLS_CERT_FILE");

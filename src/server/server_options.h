@@ -20,6 +20,9 @@ struct ServerOptions {
   std::string port_file;
   int http_threads = 0;  // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
+  // A streaming client that lets more than this wait unread is cut (499); the default is
+  // HttpServerOptions's (frontends/http/http_server.h says why).
+  size_t max_stream_backlog_bytes = 1u << 20;
   // Seconds a request's header may take from its first byte, and its body after the header.
   int header_timeout_s = 10;
   int body_timeout_s = 60;
@@ -49,6 +52,9 @@ struct ServerOptions {
   // the INFERD_API_KEY environment variable.
   std::string api_keys_file;
   bool allow_unauthenticated_management = false;
+  // Proxies (IP addresses, comma-separated) whose X-Forwarded-For names the client when a
+  // keyless loopback server asks whether a management request is local.
+  std::string trusted_proxies;
   // TLS on both listeners when both are set.
   std::string tls_cert_file;
   std::string tls_key_file;

@@ -83,3 +83,37 @@ def test_bodies_over_the_limit_are_refused_by_nginx(fleet, tmp_path, nginx_binar
                          headers={"Content-Type": "application/json"}, timeout=30)
     assert resp.status_code == 413
     assert "X-Inferd-Upstream" not in resp.headers  # never reached a replica
+
+
+# Regression (issue 30): keyless replicas on loopback answered management from any client
+# nginx relayed (nginx connects from loopback), so anyone who reached nginx could unload.
+def test_management_through_the_pool_needs_credentials(fleet, tmp_path, nginx_binary):
+    from tools.grpc_stubs import pb, pb_grpc
+    repo = make_repository(tmp_path / "repo", {"digits": "digits"})
+    replicas, pool = _pool(fleet, tmp_path, [repo])
+    unload = pool.url + "/v2/repository/models/digits/unload"
+    resp = requests.post(unload, json={}, timeout=30)
+    assert resp.status_code == 401, resp.text
+    assert "API key" in resp.json()["error"]
+    assert "X-Inferd-Upstream" not in resp.headers  # nginx answered
+    assert requests.post(pool.url + "/v2/logging", json={"log_level": "debug"},
+                         timeout=30).status_code == 401
+    # With a header nginx passes it on; the keyless replica sees X-Forwarded-For and refuses.
+    resp = requests.post(unload, json={}, headers={"Authorization": "Bearer anything"},
+                         timeout=30)
+    assert resp.status_code == 403, resp.text
+    assert "--trusted-proxies" in resp.json()["error"]
+    with grpc.insecure_channel(f"127.0.0.1:{pool.grpc_port}") as channel:
+        stub = pb_grpc.GRPCInferenceServiceStub(channel)
+        try:
+            stub.RepositoryModelUnload(pb.RepositoryModelUnloadRequest(model_name="digits"),
+                                       timeout=30)
+            raise AssertionError("a relayed gRPC unload was allowed")
+        except grpc.RpcError as error:
+            assert error.code() == grpc.StatusCode.PERMISSION_DENIED, error
+    # Nothing was unloaded, inference through the pool works, a local client still manages.
+    assert requests.get(replicas[0].url + "/v2/models/digits/ready", timeout=30).status_code == 200
+    assert_sample_output(requests.post(pool.url + "/v2/models/digits/infer",
+                                       json=sample_request("digits"), timeout=30), "digits")
+    assert requests.post(replicas[0].url + "/v2/repository/index", json={},
+                         timeout=30).status_code == 200

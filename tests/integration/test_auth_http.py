@@ -146,3 +146,57 @@ def test_inferd_cli_reads_the_key_from_the_environment(keyed):
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2
     assert "403" in refused.stderr
+
+
+def _peak_rss_mib(pid: int) -> float:
+    from pathlib import Path
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM line")
+
+
+def _raw_head(server, head: str) -> "socket.socket":
+    import socket
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    sock.sendall(head.encode())
+    return sock
+
+
+# Regression (issue 30): credentials were checked after the whole body was read, so a client
+# without a key got "100 Continue" and made the server buffer up to --max-request-bytes.
+def test_a_bad_key_is_refused_before_100_continue(keyed):
+    server, _ = keyed
+    sock = _raw_head(server, "POST /v2/models/mlp_scorer/infer HTTP/1.1\r\nHost: x\r\n"
+                             "Authorization: Bearer not-a-key-at-all\r\n"
+                             "Content-Type: application/json\r\nExpect: 100-continue\r\n"
+                             "Content-Length: 50000000\r\n\r\n")
+    first = sock.recv(4096).decode(errors="replace")
+    sock.close()
+    assert first.startswith("HTTP/1.1 401"), first
+    assert "100 Continue" not in first
+
+
+def test_a_bad_key_with_a_large_body_does_not_grow_the_server(keyed):
+    server, keys = keyed
+    peak = _peak_rss_mib(server.proc.pid)
+    size = 50 * 2**20
+    sock = _raw_head(server, "POST /v2/models/mlp_scorer/infer HTTP/1.1\r\nHost: x\r\n"
+                             "Authorization: Bearer not-a-key-at-all\r\n"
+                             f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n")
+    chunk = b" " * 2**20
+    try:
+        for _ in range(size // len(chunk)):
+            sock.sendall(chunk)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # refused and closed before the whole body: what we want
+    sock.settimeout(30)
+    try:
+        reply = sock.recv(4096).decode(errors="replace")
+    except ConnectionResetError:
+        reply = ""
+    sock.close()
+    if reply:
+        assert reply.startswith("HTTP/1.1 401"), reply
+    assert _peak_rss_mib(server.proc.pid) - peak < 20
+    assert infer(server, keys.app).status_code == 200

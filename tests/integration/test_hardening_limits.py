@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tools.grpc_stubs import pb, pb_grpc
-from inferd_harness import DEMO_MODELS, assert_error, edit_config
+from inferd_harness import DEMO_MODELS, assert_error, edit_config, sample_request
 
 
 def _closed_within(sock: socket.socket, seconds: float, trickle: bytes | None = None) -> float:
@@ -156,6 +156,23 @@ def test_load_errors_name_files_relative_to_the_repository(start_server, tmp_pat
     resp = server.post("/v2/models/garbage/infer", {"inputs": []})
     assert str(repo) not in resp.text, resp.text
     assert str(repo) in server.log(), "the server's own log keeps the full path"
+
+
+def test_dashboard_data_names_no_server_folder(start_server, tmp_path):
+    # Regression (issue 30): /dashboard/data listed the recent errors with their raw
+    # messages, absolute paths included.
+    repo = tmp_path / "repo"
+    shutil.copytree(DEMO_MODELS / "digits", repo / "garbage")
+    (repo / "garbage" / "1" / "model.pt").write_bytes(bytes(range(256)) * 40)
+    server = start_server(repo)
+    # The reply's body names the file relative to the repository; the recorded error did not.
+    resp = server.post("/v2/models/garbage/infer", sample_request("digits"))
+    assert str(repo) not in resp.text, resp.text
+    data = server.get("/dashboard/data")
+    assert data.status_code == 200
+    messages = [e["message"] for e in data.json()["recent_errors"]]
+    assert any("garbage/1/model.pt" in m for m in messages), messages
+    assert str(repo) not in data.text, messages
 
 
 def test_client_text_in_an_error_cannot_forge_a_log_line(start_server, small_repository):

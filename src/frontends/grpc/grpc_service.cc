@@ -184,7 +184,7 @@ InferenceService::ModelStreamInfer(grpc::CallbackServerContext* context) {
   // message (StreamInferReactor).
   if (ctx_.access != nullptr && ctx_.access->enforcing()) {
     absl::StatusOr<const ApiKey*> key =
-        ctx_.access->Authenticate(Access::kInference, GrpcAuthorization(*context));
+        ctx_.access->Authenticate(RouteAccess::Of(Access::kInference), GrpcAuthorization(*context));
     if (!key.ok()) return new RefusedStream(key.status());
   }
   return new StreamInferReactor(&ctx_, std::string(GrpcAuthorization(*context)));

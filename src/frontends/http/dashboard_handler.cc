@@ -8,6 +8,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/client_paths.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "frontends/http/generation_stats.h"
@@ -150,8 +151,10 @@ HttpReply HandleDashboardData(const HandlerContext& ctx) {
       WriteString(writer, error.version);
       writer.Key("status");
       writer.Uint(error.status);
+      // The recorder keeps the raw message (the server's log wants the full paths); this
+      // answer goes to a browser, so it names no server folder (common/client_paths.h).
       writer.Key("message");
-      WriteString(writer, error.message);
+      WriteString(writer, WithoutServerPaths(error.message));
       writer.EndObject();
     }
   }

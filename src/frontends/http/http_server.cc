@@ -34,6 +34,7 @@ class HttpServer::Impl {
     shared_.router = router;
     shared_.draining = draining;
     shared_.max_request_bytes = options_.max_request_bytes;
+    shared_.max_stream_backlog_bytes = options_.max_stream_backlog_bytes;
     shared_.idle_timeout = options_.idle_timeout;
     shared_.header_timeout = options_.header_timeout;
     shared_.body_timeout = options_.body_timeout;
@@ -86,22 +87,36 @@ class HttpServer::Impl {
       acceptor_.close(ignored);
       accept_retry_.cancel();
     });
-    const auto deadline = std::chrono::steady_clock::now() + options_.drain_timeout;
-    bool drained = true;
-    while (shared_.in_flight.load() > 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        spdlog::warn("shutdown: {} requests still in flight after {} s; closing anyway",
-                     shared_.in_flight.load(), options_.drain_timeout.count());
-        drained = false;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const bool drained = WaitForInFlight(options_.drain_timeout);
+    if (!drained) {
+      // Streams still running are ended properly (a final error event and the chunked
+      // terminator; their generations cancelled) rather than cut mid-way by the stop; a
+      // moment for those writes, then whatever is left is closed.
+      const size_t streams = shared_.streams.EndAll();
+      spdlog::warn(
+          "shutdown: {} requests still in flight after {} s ({} streams ended with an "
+          "error event); closing anyway",
+          shared_.in_flight.load(), options_.drain_timeout.count(), streams);
+      if (streams > 0) WaitForInFlight(kStreamEndGrace);
     }
     StopThreads();
     return drained;
   }
 
  private:
+  // How long ended streams get to write their last event at the shutdown deadline.
+  static constexpr std::chrono::seconds kStreamEndGrace{2};
+
+  // Until no request is in flight (true) or `timeout` passes (false).
+  bool WaitForInFlight(std::chrono::steady_clock::duration timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (shared_.in_flight.load() > 0) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
   absl::Status SetUpTls() {
     tls_.emplace(asio::ssl::context::tls_server);
     boost::system::error_code ec;

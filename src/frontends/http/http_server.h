@@ -22,11 +22,21 @@
 
 namespace inferd {
 
+// What may wait for a slow streaming client beside the write in flight, by default. A
+// reader that keeps up never comes near it: generation produces a few KB per second per
+// sequence, and the kernel's socket buffers hold the backlog of a brief stall on top. A
+// client that stops reading made it grow without bound instead (a 4 MB request grew the
+// server by 780 MB before the write timeout ended it).
+// 1 MiB per connection keeps a thousand stalled streams within a GiB.
+inline constexpr size_t kDefaultMaxStreamBacklogBytes = 1u << 20;
+
 struct HttpServerOptions {
   std::string host = "0.0.0.0";
   uint16_t port = 8080;  // 0 picks a free port; port() tells which
   int io_threads = 1;
   size_t max_request_bytes = 64u << 20;
+  // A streamed reply whose client lets more than this wait unwritten is cut.
+  size_t max_stream_backlog_bytes = kDefaultMaxStreamBacklogBytes;
   std::chrono::seconds idle_timeout{120};  // a keep-alive connection with no request
   // A request's header must arrive within this of its first byte (of the connection, for
   // its first request), its body within body_timeout of the header: a slow client

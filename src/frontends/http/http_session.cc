@@ -126,6 +126,9 @@ Stream MakeStream(asio::ip::tcp::socket socket, SessionShared* shared) {
 template <class Stream>
 BasicHttpSession<Stream>::BasicHttpSession(asio::ip::tcp::socket socket, SessionShared* shared)
     : stream_(MakeStream<Stream>(std::move(socket), shared)), shared_(shared) {
+  beast::error_code ec;
+  const auto remote = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
+  if (!ec) peer_ = remote.address().to_string();
   // Beast reads as much as the buffer's free capacity, and an empty flat_buffer offers 512
   // bytes: a 2.4 KB predict request took three recvmsg calls. With room for a typical small
   // request, one call reads it all.
@@ -200,6 +203,12 @@ void BasicHttpSession<Stream>::OnHeader(beast::error_code ec) {
     }
     return Close();
   }
+  // Credentials are checked now, from the header alone: an unauthenticated client must not
+  // get "100 Continue" or make the server buffer a body of up to --max-request-bytes before
+  // its 401. Refused requests get a lingering close, as a 413 does (the body is discarded).
+  if (std::optional<HttpReply> refused = shared_->router->RefuseBeforeBody(RequestView())) {
+    return RejectAndClose(*std::move(refused));
+  }
   // curl and others wait for "100 Continue" before sending a large body; without it they
   // stall for a second.
   const auto expect = parser_->get().find(http::field::expect);
@@ -242,20 +251,8 @@ void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
   http::request<http::string_body>& request = parser_->get();
   keep_alive_ = request.keep_alive();
   head_request_ = request.method() == http::verb::head;
-  const std::string_view target(request.target().data(), request.target().size());
-  const size_t question = target.find('?');
-
-  HttpRequestView view;
-  view.method = ToMethod(request.method());
-  view.path = target.substr(0, question);
-  view.query =
-      question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  HttpRequestView view = RequestView();
   view.body = &request.body();
-  for (const auto& field : request) {
-    view.headers.emplace_back(
-        std::string_view(field.name_string().data(), field.name_string().size()),
-        std::string_view(field.value().data(), field.value().size()));
-  }
   BeginRecord(std::string_view(request.method_string().data(), request.method_string().size()),
               view.path, view.Header(kRequestIdHeader));
   auto responder = std::make_shared<SessionResponder<BasicHttpSession>>(this->shared_from_this());
@@ -268,6 +265,25 @@ void BasicHttpSession<Stream>::OnBody(beast::error_code ec) {
     return;
   }
   shared_->router->Dispatch(view, std::move(responder));
+}
+
+template <class Stream>
+HttpRequestView BasicHttpSession<Stream>::RequestView() {
+  http::request<http::string_body>& request = parser_->get();
+  const std::string_view target(request.target().data(), request.target().size());
+  const size_t question = target.find('?');
+  HttpRequestView view;
+  view.method = ToMethod(request.method());
+  view.path = target.substr(0, question);
+  view.query =
+      question == std::string_view::npos ? std::string_view() : target.substr(question + 1);
+  for (const auto& field : request) {
+    view.headers.emplace_back(
+        std::string_view(field.name_string().data(), field.name_string().size()),
+        std::string_view(field.value().data(), field.value().size()));
+  }
+  view.peer = peer_;
+  return view;
 }
 
 template <class Stream>
@@ -338,8 +354,7 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     request_counted_ = false;
     shared_->in_flight.fetch_sub(1);
   }
-  // The parser is no longer needed once the reply is out; free both bodies now, and give
-  // back a large read buffer so that idle keep-alive connections stay small.
+  // The parser is no longer needed once the reply is out; free both bodies now.
   parser_.reset();
   std::string().swap(response_body_);
   if (purge_after_reply_) {
@@ -351,14 +366,11 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     }
   }
   purge_after_reply_ = false;
-  if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
-    buffer_.shrink_to_fit();
-    buffer_.reserve(kSmallBody);
-  }
   on_disconnect_ = nullptr;
   if (watching_) {
     // The disconnect watch still has a read outstanding: cancel it; its handler goes on to
-    // the next request (or closes).
+    // the next request (or closes). The read buffer is left alone until then: the read
+    // writes into it, from whichever I/O thread runs the reactor.
     if (ec || !keep_alive_) return Close();
     reply_done_ = true;
     beast::error_code ignored;
@@ -366,7 +378,20 @@ void BasicHttpSession<Stream>::OnWrite(beast::error_code ec) {
     return;
   }
   if (ec || !keep_alive_) return DiscardAndClose();
+  ShrinkReadBuffer();
   ReadHeader();
+}
+
+// Gives back a large read buffer so that idle keep-alive connections stay small. Only with
+// no read outstanding: shrinking frees the memory a pending read (the disconnect watch)
+// writes into, and with several I/O threads another thread's reactor does that write while
+// this one runs (a use-after-free; with one thread, bytes already read were lost).
+template <class Stream>
+void BasicHttpSession<Stream>::ShrinkReadBuffer() {
+  if (buffer_.capacity() > kSmallBody && buffer_.size() == 0) {
+    buffer_.shrink_to_fit();
+    buffer_.reserve(kSmallBody);
+  }
 }
 
 template <class Stream>

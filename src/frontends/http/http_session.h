@@ -21,6 +21,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "frontends/http/http_types.h"
+#include "frontends/http/open_streams.h"
 #include "frontends/http/router.h"
 #include "frontends/http/session_request.h"
 #include "observability/request_recorder.h"
@@ -33,10 +34,14 @@ struct SessionShared {
   std::atomic<bool>* draining = nullptr;
   std::atomic<int64_t> in_flight{0};  // requests read and not yet answered
   size_t max_request_bytes = 0;
+  // What may wait to be written to a streaming client beside the write in flight before
+  // the stream is cut (HttpServerOptions::max_stream_backlog_bytes).
+  size_t max_stream_backlog_bytes = 0;
   std::chrono::seconds idle_timeout{120};
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds body_timeout{60};
-  RequestRecorder* recorder = nullptr;       // metrics and access log; null: none
+  RequestRecorder* recorder = nullptr;  // metrics and access log; null: none
+  OpenStreams streams;                  // streamed replies in progress, for the shutdown deadline
   boost::asio::ssl::context* tls = nullptr;  // set: connections speak TLS (HttpsSession)
   // Where requests with a body over kOffloadBodyBytes are handed to the router: parsing a
   // 60 MB JSON body took the I/O thread for a third of a second, and every other connection
@@ -73,11 +78,14 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void BeginStream(uint64_t request, HttpReply head);
   void StreamWrite(uint64_t request, std::string data);
   void StreamEnd(uint64_t request, std::string data);
+  // Ends the stream of `request` now, as the shutdown deadline passes: its producer is
+  // told (on_disconnect) and the client gets a final error event and the terminator.
+  void EndStreamForShutdown(uint64_t request);
   // Reads from the socket while the current request is being answered, so that a client
   // closing the connection is noticed (then `on_disconnect` runs, once). What it reads
-  // instead (a pipelined request) is kept for the next request. On the strand. Over TLS it
-  // does nothing: a read beside the reply's writes, cancelled mid-record, could break the
-  // TLS stream; a streamed reply still notices the client going away when a write fails.
+  // instead (a pipelined request) is kept for the next request, up to a bound. On the
+  // strand. Over TLS the read goes through the TLS stream and the reply ends the connection
+  // (`Connection: close`), so that the read never has to be cancelled mid-record.
   void WatchDisconnect(uint64_t request, std::function<void()> on_disconnect);
   // Counts the requests read on this connection; on the strand.
   uint64_t request_number() const { return request_number_; }
@@ -91,15 +99,22 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   void OnHandshake(boost::beast::error_code ec);
   void ReadHeaderWithin(std::chrono::seconds timeout);
   void OnHeader(boost::beast::error_code ec);
+  // The parsed request's method, path, query, headers and peer (no body); views into
+  // parser_ and peer_.
+  HttpRequestView RequestView();
   void ReadBody();
   void OnBody(boost::beast::error_code ec);
   void RejectAndClose(HttpReply reply);
   void OnWrite(boost::beast::error_code ec);
+  void ShrinkReadBuffer();
   void DiscardAndClose();
   void Close();
   void FlushStream();
   void OnStreamWrite(boost::beast::error_code ec);
+  void ArmWatch();
   void OnWatch(boost::beast::error_code ec, size_t bytes);
+  // Abandons a stream whose client stopped reading (http_session_stream.cc).
+  void CutSlowReader();
   // Records the finished request (its HTTP status, the code it is counted under and its
   // error message) for metrics and the access log.
   void RecordFinished(unsigned status, absl::StatusCode code, std::string_view error);
@@ -110,6 +125,7 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   std::string response_head_;  // reused: the status line and header fields
   std::string response_body_;
   SessionShared* const shared_;
+  std::string peer_;  // the client's IP address as text; empty when unknown
   bool keep_alive_ = false;
   bool head_request_ = false;
   bool request_counted_ = false;
@@ -121,6 +137,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   bool stream_writing_ = false;
   bool stream_chunked_ = true;
   std::string stream_pending_;
+  uint64_t stream_registration_ = 0;  // in shared_->streams; 0: none
+  // Leaves shared_->streams (the stream is over, one way or another).
+  void UnregisterStream();
   std::string stream_inflight_;
   // The disconnect watch (WatchDisconnect): a read outstanding on the socket.
   uint64_t request_number_ = 0;

@@ -28,6 +28,9 @@ struct HttpRequestView {
   std::string* body = nullptr;
   // Request headers, views into the connection's buffers.
   std::vector<std::pair<std::string_view, std::string_view>> headers;
+  // The connection's remote IP address ("127.0.0.1"), owned by the connection; empty when
+  // unknown. Access control asks it whether a keyless management request is local.
+  std::string_view peer = {};
   // The caller's tenant's default queue priority (auth/tenant.h); 0: none.
   int tenant_priority = 0;
   // The caller's tenant, for handlers whose model is named in the body (its model list is

@@ -52,11 +52,31 @@ absl::StatusOr<ModelRef> ParseModelRef(const Segments& segments, size_t first, S
 
 }  // namespace
 
+RouteAccess HttpRouter::Classify(const HttpRequestView& request) const {
+  RouteAccess route = ClassifyHttpRoute(request.method, request.path, request.query,
+                                        context_.inference->configured_default_model());
+  if (route.access == Access::kManagement) {
+    const ForwardingHeaders forwarding{request.Header("Forwarded"),
+                                       request.Header("X-Forwarded-For"),
+                                       request.Header("X-Real-IP")};
+    route.local_client = context_.access->IsLocalClient(request.peer, forwarding);
+  }
+  return route;
+}
+
+std::optional<HttpReply> HttpRouter::RefuseBeforeBody(const HttpRequestView& head) const {
+  const AccessPolicy* access = context_.access;
+  if (access == nullptr || !access->enforcing()) return std::nullopt;
+  absl::StatusOr<const ApiKey*> key =
+      access->Authenticate(Classify(head), head.Header("Authorization"));
+  if (key.ok()) return std::nullopt;
+  return AccessDeniedReply(AccessDenial{key.status()});
+}
+
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
   const AccessPolicy* access = context_.access;
   if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
-  const RouteAccess route = ClassifyHttpRoute(request.method, request.path, request.query,
-                                              context_.inference->configured_default_model());
+  const RouteAccess route = Classify(request);
   AccessGrant grant;
   AccessDenial denial;
   if (!access->Check(route, request.Header("Authorization"), &grant, &denial).ok()) {

@@ -11,10 +11,14 @@
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Access control happens here, at the entry, before any handler: each request is classified
 // (route_access.h) and checked against the AccessPolicy; refused requests never reach a
-// handler and change nothing.
+// handler and change nothing. The session asks first, from the header alone, before it
+// reads a body (RefuseBeforeBody), so an unauthenticated client cannot make the server
+// buffer its body; Dispatch checks again with the tenant's limits and takes its slot.
 // Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
 #define INFERD_FRONTENDS_HTTP_ROUTER_H_
+
+#include <optional>
 
 #include "frontends/http/handler_context.h"
 #include "frontends/http/http_types.h"
@@ -28,7 +32,16 @@ class HttpRouter {
   // Answers through `responder`, now or (for inference) once the model has run.
   void Dispatch(const HttpRequestView& request, ResponderPtr responder) const;
 
+  // The refusal (401, 403) of a request whose key or role does not allow its route, judged
+  // from `head` (a request without its body); nullopt when it may go on. Takes no tenant
+  // slot and counts nothing: Dispatch does, once.
+  std::optional<HttpReply> RefuseBeforeBody(const HttpRequestView& head) const;
+
  private:
+  // The request's route class (route_access.h) and, for management, whether its client is
+  // local (the keyless rule asks).
+  RouteAccess Classify(const HttpRequestView& request) const;
+
   // The handler for the request's method and path.
   void Route(const HttpRequestView& request, ResponderPtr responder) const;
 
