@@ -177,7 +177,7 @@ absl::Status SharedMemoryOff(std::string_view what) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request, const SharedMemoryRegistry* shared_memory,
+    const inference::ModelInferRequest& request, const SharedMemoryScope* shared_memory,
     SharedMemoryOutputs* shared_memory_outputs) {
   auto decoded = std::make_unique<InferRequest>();
   decoded->id = request.id();

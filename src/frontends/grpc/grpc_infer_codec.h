@@ -18,14 +18,14 @@
 
 namespace inferd {
 
-// Decodes the tensors, requested outputs and the "priority" / "timeout" parameters (no
-// on_complete). The tensors own copies of their bytes, so `request` may be freed before the
-// model runs. Errors are InvalidArgument and name the input (NotFound for an unregistered
+// Decodes the tensors, requested outputs and the "priority" / "timeout" parameters
+// (no on_complete). The tensors own copies of their bytes, so `request` may be freed before
+// the model runs. Errors are InvalidArgument and name the input (NotFound for an unregistered
 // shared-memory region). Inputs and requested outputs with "shared_memory_region"
-// parameters use `shared_memory` (null: refused); the outputs go to `shared_memory_outputs`.
+// parameters name regions of the caller, `shared_memory` (null: refused); the outputs go to
+// `shared_memory_outputs`.
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request,
-    const SharedMemoryRegistry* shared_memory = nullptr,
+    const inference::ModelInferRequest& request, const SharedMemoryScope* shared_memory = nullptr,
     SharedMemoryOutputs* shared_memory_outputs = nullptr);
 
 // Fills `out` with the outputs of a successful `response`. Outputs in `shared_memory`

@@ -1,9 +1,11 @@
 #include "frontends/grpc/grpc_inference.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "auth/tenant.h"
 #include "common/clock.h"
 #include "frontends/grpc/grpc_infer_codec.h"
 #include "observability/request_id.h"
@@ -33,7 +35,7 @@ void Record(RequestRecorder* recorder, const std::string& id, TimePoint received
 
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority) {
+                         std::function<void(const absl::Status&)> done, const AccessGrant& caller) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
   std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
@@ -47,11 +49,17 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   if (auto config = ctx.inference->ConfigFor(request.model_name()); !config.ok()) {
     return fail(config.status());
   }
+  // The caller's tensors reach its own tenant's regions only (shared_memory_registry.h).
+  std::optional<SharedMemoryScope> scope;
+  if (ctx.shared_memory != nullptr) {
+    scope.emplace(*ctx.shared_memory,
+                  TenantOwner(caller.key != nullptr ? caller.key->tenant : nullptr));
+  }
   SharedMemoryOutputs shared_outputs;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeGrpcInferRequest(request, ctx.shared_memory, &shared_outputs);
+      DecodeGrpcInferRequest(request, scope ? &*scope : nullptr, &shared_outputs);
   if (!decoded.ok()) return fail(decoded.status());
-  (*decoded)->fallback_priority = tenant_priority;
+  (*decoded)->fallback_priority = caller.priority;
 
   InferCallbacks callbacks;
   callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "absl/status/status.h"
+#include "auth/access_policy.h"
 #include "frontends/grpc/grpc_context.h"
 #include "inference_service.pb.h"
 
@@ -16,11 +17,13 @@ namespace inferd {
 // after filling `response` (which must stay valid until then). `request` is read only during
 // this call. Nothing here waits for the model, so a gRPC thread is never blocked on it; the
 // execution thread only copies the outputs into `response` (serialization happens on gRPC's
-// threads once `done` finishes the call). `tenant_priority`: the caller's tenant's default
-// queue priority (0: none).
+// threads once `done` finishes the call). `caller`: what the access check granted (its
+// tenant's default queue priority, and the owner of the shared-memory regions its tensors may
+// name); the default is a caller without keys or tenant.
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority = 0);
+                         std::function<void(const absl::Status&)> done,
+                         const AccessGrant& caller = {});
 
 }  // namespace inferd
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/tenant.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/grpc/grpc_access.h"
@@ -33,6 +34,11 @@ RouteAccess ForModel(const std::string& name) { return RouteAccess::ForModel(nam
 
 absl::Status SharedMemoryDisabled() {
   return absl::UnimplementedError("shared memory is not enabled on this server");
+}
+
+// The owner of the regions a call may see and touch: its key's tenant (shared_memory_registry.h).
+std::string SharedMemoryOwner(const AccessGrant& grant) {
+  return TenantOwner(grant.key != nullptr ? grant.key->tenant : nullptr);
 }
 
 // A stream refused before its first message.
@@ -142,11 +148,11 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   SubmitGrpcInference(
       ctx_, *request, response,
-      [reactor, permit = std::move(grant.permit)](const absl::Status& status) {
+      [reactor, permit = grant.permit](const absl::Status& status) {
         if (permit) permit->Finish(status.code());
         reactor->Finish(ToGrpcStatus(status));
       },
-      grant.priority);
+      grant);
   return reactor;
 }
 
@@ -266,11 +272,13 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
     return Finish(context, allowed);
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
+  const std::string owner = SharedMemoryOwner(grant);
   std::vector<SharedMemoryRegionInfo> regions;
   if (request->name().empty()) {
-    regions = ctx_.shared_memory->Status();
+    regions = ctx_.shared_memory->Status(owner);
   } else {
-    absl::StatusOr<SharedMemoryRegionInfo> region = ctx_.shared_memory->Status(request->name());
+    absl::StatusOr<SharedMemoryRegionInfo> region =
+        ctx_.shared_memory->Status(owner, request->name());
     if (!region.ok()) return Finish(context, region.status(), grant);
     regions.push_back(*std::move(region));
   }
@@ -294,10 +302,11 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
   // An open and an fstat in /dev/shm (tmpfs): quick enough for a gRPC thread.
-  return Finish(context,
-                ctx_.shared_memory->Register(request->name(), request->key(), request->offset(),
-                                             request->byte_size()),
-                grant);
+  return Finish(
+      context,
+      ctx_.shared_memory->Register(SharedMemoryOwner(grant), request->name(), request->key(),
+                                   request->offset(), request->byte_size()),
+      grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
@@ -310,9 +319,9 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
   if (request->name().empty()) {
-    ctx_.shared_memory->UnregisterAll();
+    ctx_.shared_memory->UnregisterAll(SharedMemoryOwner(grant));
   } else {
-    ctx_.shared_memory->Unregister(request->name());
+    ctx_.shared_memory->Unregister(SharedMemoryOwner(grant), request->name());
   }
   return Finish(context, absl::OkStatus(), grant);
 }

@@ -65,7 +65,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
   inference::ModelInferResponse* infer = (*response)->mutable_infer_response();
   SubmitGrpcInference(
       *ctx_, request_, infer,
-      [this, response, permit = std::move(grant.permit)](const absl::Status& status) {
+      [this, response, permit = grant.permit](const absl::Status& status) {
         if (permit) permit->Finish(status.code());
         if (!status.ok()) {
           (*response)->clear_infer_response();
@@ -73,7 +73,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
         }
         Respond(std::move(*response));
       },
-      grant.priority);
+      grant);
   // The request was decoded (copied) during SubmitGrpcInference: the buffer can be reused.
   request_.Clear();
   StartRead(&request_);
