@@ -168,5 +168,19 @@ TEST(GrpcInferCodecTest, SharedMemoryInputsHaveNoRawEntryAndOutputsKeepTheirPlac
   EXPECT_THAT(decoded.status().message(), HasSubstr("'io' is not registered"));
 }
 
+// Issue 30: the id is echoed into every response and every streamed piece, so a 4 MB id
+// multiplied one request into hundreds of megabytes.
+TEST(GrpcInferCodecTest, AnIdOverTheLimitIsRefusedNamingIt) {
+  inference::ModelInferRequest request = OneInput("INT32", {1});
+  request.add_raw_input_contents()->assign(4, '\0');
+  request.set_id(std::string(kMaxClientIdBytes, 'i'));
+  EXPECT_TRUE(DecodeGrpcInferRequest(request).ok());
+  request.set_id(std::string(kMaxClientIdBytes + 1, 'i'));
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(decoded.status().message(), HasSubstr("at most 256"));
+  EXPECT_EQ(CheckGrpcRequestId(request).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace inferd

@@ -38,11 +38,17 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
                          std::function<void(const absl::Status&)> done, const AccessGrant& caller) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
-  std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
+  // Before the id is copied below (and into the reply): its length is the client's to choose.
+  // An over-long one is recorded under an id of the server's.
+  const absl::Status id_ok = CheckGrpcRequestId(request);
+  std::string id = !id_ok.ok()           ? NewRequestId()
+                   : recorder != nullptr ? RequestIdFrom(request.id())
+                                         : request.id();
   auto fail = [&](const absl::Status& status) {
     Record(recorder, id, received, nullptr, status, 0);
     done(status);
   };
+  if (!id_ok.ok()) return fail(id_ok);
   absl::StatusOr<std::optional<int64_t>> version = ParseGrpcVersion(request.model_version());
   if (!version.ok()) return fail(version.status());
   // An unknown or broken model is reported before the request body is looked at.

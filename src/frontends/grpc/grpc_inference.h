@@ -19,7 +19,8 @@ namespace inferd {
 // execution thread only copies the outputs into `response` (serialization happens on gRPC's
 // threads once `done` finishes the call). `caller`: what the access check granted (its
 // tenant's default queue priority, and the owner of the shared-memory regions its tensors may
-// name); the default is a caller without keys or tenant.
+// name); the default is a caller without keys or tenant. An id over kMaxClientIdBytes is
+// refused first, before anything is copied, loaded or queued.
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
                          std::function<void(const absl::Status&)> done,

@@ -45,9 +45,12 @@ void StreamInferReactor::OnReadDone(bool ok) {
   auto response = std::make_shared<std::unique_ptr<inference::ModelStreamInferResponse>>(
       std::make_unique<inference::ModelStreamInferResponse>());
   AccessGrant grant;
-  if (absl::Status allowed =
-          CheckGrpcStreamMessage(*ctx_, authorization_, request_.model_name(), &grant);
-      !allowed.ok()) {
+  absl::Status allowed =
+      CheckGrpcStreamMessage(*ctx_, authorization_, request_.model_name(), &grant);
+  // Before the id is copied anywhere: every response, and every piece, would echo it.
+  if (allowed.ok()) allowed = CheckGrpcRequestId(request_);
+  if (!allowed.ok()) {
+    if (grant.permit) grant.permit->Finish(allowed.code());
     (*response)->set_error_message(std::string(allowed.message()));
     Respond(std::move(*response));
     request_.Clear();
