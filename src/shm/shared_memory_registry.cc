@@ -41,9 +41,7 @@ absl::Status SharedMemoryRegistry::Register(std::string_view owner, std::string_
   }
   {
     MutexLock lock(&mu_);
-    if (const Regions* regions = Find(owner); regions != nullptr && regions->contains(name)) {
-      return AlreadyRegistered(name);
-    }
+    if (Find(owner, name) != nullptr) return AlreadyRegistered(name);
     RETURN_IF_ERROR(CheckRoom(owner));
   }
   // Opening touches the file system: outside the lock, so a slow open never stalls the
@@ -61,14 +59,17 @@ absl::Status SharedMemoryRegistry::Register(std::string_view owner, std::string_
   return absl::OkStatus();
 }
 
-const SharedMemoryRegistry::Regions* SharedMemoryRegistry::Find(std::string_view owner) const {
-  auto it = owners_.find(owner);
-  return it == owners_.end() ? nullptr : &it->second;
+std::shared_ptr<const SharedMemoryRegion> SharedMemoryRegistry::Find(std::string_view owner,
+                                                                     std::string_view name) const {
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return nullptr;
+  auto it = owned->second.find(name);
+  return it == owned->second.end() ? nullptr : it->second;
 }
 
 absl::Status SharedMemoryRegistry::CheckRoom(std::string_view owner) const {
-  if (const Regions* regions = Find(owner);
-      regions != nullptr && regions->size() >= limits_.max_regions_per_owner) {
+  if (auto owned = owners_.find(owner);
+      owned != owners_.end() && owned->second.size() >= limits_.max_regions_per_owner) {
     return absl::ResourceExhaustedError(StrCat("you hold ", limits_.max_regions_per_owner,
                                                " shared-memory regions, the most one tenant may: "
                                                "unregister some first"));
@@ -108,23 +109,22 @@ void SharedMemoryRegistry::UnregisterAll(std::string_view owner) {
 std::vector<SharedMemoryRegionInfo> SharedMemoryRegistry::Status(std::string_view owner) const {
   std::vector<SharedMemoryRegionInfo> infos;
   MutexLock lock(&mu_);
-  const Regions* regions = Find(owner);
-  if (regions == nullptr) return infos;
-  infos.reserve(regions->size());
-  for (const auto& [name, region] : *regions) infos.push_back(region->info());
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return infos;
+  infos.reserve(owned->second.size());
+  for (const auto& [name, region] : owned->second) infos.push_back(region->info());
   return infos;
 }
 
 absl::StatusOr<SharedMemoryRegionInfo> SharedMemoryRegistry::Status(std::string_view owner,
                                                                     std::string_view name) const {
   MutexLock lock(&mu_);
-  const Regions* regions = Find(owner);
-  auto it = regions != nullptr ? regions->find(name) : Regions::const_iterator();
-  if (regions == nullptr || it == regions->end()) {
+  std::shared_ptr<const SharedMemoryRegion> region = Find(owner, name);
+  if (region == nullptr) {
     return absl::NotFoundError(
         StrCat("no shared-memory region named '", EscapeForLog(name, 64), "' is registered"));
   }
-  return it->second->info();
+  return region->info();
 }
 
 absl::StatusOr<SharedMemorySlice> SharedMemoryRegistry::Slice(
@@ -132,16 +132,14 @@ absl::StatusOr<SharedMemorySlice> SharedMemoryRegistry::Slice(
   std::shared_ptr<const SharedMemoryRegion> region;
   {
     MutexLock lock(&mu_);
-    const Regions* regions = Find(owner);
-    auto it = regions != nullptr ? regions->find(parameters.region) : Regions::const_iterator();
-    // Another owner's region of this name is not looked at: the caller gets what a name
-    // nobody registered gets.
-    if (regions == nullptr || it == regions->end()) {
-      return absl::NotFoundError(StrCat(what, ": shared-memory region '",
-                                        EscapeForLog(parameters.region, 64),
-                                        "' is not registered (register it first)"));
-    }
-    region = it->second;
+    region = Find(owner, parameters.region);
+  }
+  // Another owner's region of this name is not looked at: the caller gets what a name nobody
+  // registered gets.
+  if (region == nullptr) {
+    return absl::NotFoundError(StrCat(what, ": shared-memory region '",
+                                      EscapeForLog(parameters.region, 64),
+                                      "' is not registered (register it first)"));
   }
   const uint64_t size = region->info().byte_size;
   if (parameters.offset > size || parameters.byte_size > size - parameters.offset) {

@@ -98,8 +98,10 @@ class SharedMemoryRegistry {
  private:
   using Regions = std::map<std::string, std::shared_ptr<const SharedMemoryRegion>, std::less<>>;
 
-  // The owner's regions, null when it has none.
-  const Regions* Find(std::string_view owner) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The owner's region `name`, null when the owner has none of that name.
+  std::shared_ptr<const SharedMemoryRegion> Find(std::string_view owner,
+                                                 std::string_view name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Why one more region of `owner` is refused; OK when it is not.
   absl::Status CheckRoom(std::string_view owner) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
