@@ -119,6 +119,15 @@ class Tenant {
   std::optional<TokenBucket> bucket_ ABSL_GUARDED_BY(mu_);
 };
 
+// Who owns what a caller of `tenant` keeps on the server (shared-memory regions): the
+// tenant's name, or "" for every caller without a tenant (keys without one, and everyone when
+// no keys are configured), who are together one owner. A tenant is the unit of isolation;
+// keys the operator left without one share, as they do with no keys at all. Tenant names are
+// never empty (key_file.cc), so no tenant is mistaken for the callers without one.
+inline std::string TenantOwner(const Tenant* tenant) {
+  return tenant != nullptr ? tenant->name() : std::string();
+}
+
 }  // namespace inferd
 
 #endif  // INFERD_AUTH_TENANT_H_

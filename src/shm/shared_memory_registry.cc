@@ -16,14 +16,20 @@ bool IsValidName(std::string_view name) {
                      [](char c) { return c > ' ' && c < 0x7f && c != '/'; });
 }
 
+absl::Status AlreadyRegistered(std::string_view name) {
+  return absl::AlreadyExistsError(
+      StrCat("shared-memory region '", name, "' is already registered: unregister it first"));
+}
+
 std::span<std::byte> BytesOf(void* data, size_t size) {
   return {static_cast<std::byte*>(data), size};
 }
 
 }  // namespace
 
-absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_view key,
-                                            uint64_t offset, uint64_t byte_size) {
+absl::Status SharedMemoryRegistry::Register(std::string_view owner, std::string_view name,
+                                            std::string_view key, uint64_t offset,
+                                            uint64_t byte_size) {
   if (!IsValidName(name)) {
     return absl::InvalidArgumentError(StrCat("shared-memory region name '", EscapeForLog(name, 64),
                                              "' must be 1 to ", kMaxNameLength,
@@ -35,15 +41,8 @@ absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_v
   }
   {
     MutexLock lock(&mu_);
-    if (regions_.contains(name)) {
-      return absl::AlreadyExistsError(
-          StrCat("shared-memory region '", name, "' is already registered: unregister it first"));
-    }
-    if (regions_.size() >= limits_.max_regions) {
-      return absl::ResourceExhaustedError(
-          StrCat("the server holds ", limits_.max_regions,
-                 " shared-memory regions, its limit: unregister some first"));
-    }
+    if (Find(owner, name) != nullptr) return AlreadyRegistered(name);
+    RETURN_IF_ERROR(CheckRoom(owner));
   }
   // Opening touches the file system: outside the lock, so a slow open never stalls the
   // requests that look regions up.
@@ -51,63 +50,96 @@ absl::Status SharedMemoryRegistry::Register(std::string_view name, std::string_v
       std::unique_ptr<SharedMemoryRegion> region,
       SharedMemoryRegion::Open(std::string(name), std::string(key), offset, byte_size));
   MutexLock lock(&mu_);
-  if (regions_.size() >= limits_.max_regions) {
-    return absl::ResourceExhaustedError(
-        StrCat("the server holds ", limits_.max_regions, " shared-memory regions, its limit"));
+  RETURN_IF_ERROR(CheckRoom(owner));  // another registration may have come in meanwhile
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) owned = owners_.emplace(std::string(owner), Regions()).first;
+  auto [it, inserted] = owned->second.emplace(std::string(name), std::move(region));
+  if (!inserted) return AlreadyRegistered(name);
+  ++count_;
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const SharedMemoryRegion> SharedMemoryRegistry::Find(std::string_view owner,
+                                                                     std::string_view name) const {
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return nullptr;
+  auto it = owned->second.find(name);
+  return it == owned->second.end() ? nullptr : it->second;
+}
+
+absl::Status SharedMemoryRegistry::CheckRoom(std::string_view owner) const {
+  if (auto owned = owners_.find(owner);
+      owned != owners_.end() && owned->second.size() >= limits_.max_regions_per_owner) {
+    return absl::ResourceExhaustedError(StrCat("you hold ", limits_.max_regions_per_owner,
+                                               " shared-memory regions, the most one tenant may: "
+                                               "unregister some first"));
   }
-  auto [it, inserted] = regions_.emplace(std::string(name), std::move(region));
-  if (!inserted) {
-    return absl::AlreadyExistsError(
-        StrCat("shared-memory region '", name, "' is already registered: unregister it first"));
+  // Says that others hold regions, not whose or which: the price of a server-wide bound on
+  // open descriptors.
+  if (count_ >= limits_.max_regions) {
+    return absl::ResourceExhaustedError(StrCat("the server holds ", limits_.max_regions,
+                                               " shared-memory regions, its limit; try later"));
   }
   return absl::OkStatus();
 }
 
-void SharedMemoryRegistry::Unregister(std::string_view name) {
+void SharedMemoryRegistry::Unregister(std::string_view owner, std::string_view name) {
   std::shared_ptr<const SharedMemoryRegion> dropped;  // closed outside the lock
   MutexLock lock(&mu_);
-  if (auto it = regions_.find(name); it != regions_.end()) {
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return;
+  if (auto it = owned->second.find(name); it != owned->second.end()) {
     dropped = std::move(it->second);
-    regions_.erase(it);
+    owned->second.erase(it);
+    --count_;
   }
+  if (owned->second.empty()) owners_.erase(owned);
 }
 
-void SharedMemoryRegistry::UnregisterAll() {
-  std::map<std::string, std::shared_ptr<const SharedMemoryRegion>, std::less<>> dropped;
+void SharedMemoryRegistry::UnregisterAll(std::string_view owner) {
+  Regions dropped;  // closed outside the lock
   MutexLock lock(&mu_);
-  dropped.swap(regions_);
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return;
+  dropped.swap(owned->second);
+  count_ -= dropped.size();
+  owners_.erase(owned);
 }
 
-std::vector<SharedMemoryRegionInfo> SharedMemoryRegistry::Status() const {
+std::vector<SharedMemoryRegionInfo> SharedMemoryRegistry::Status(std::string_view owner) const {
   std::vector<SharedMemoryRegionInfo> infos;
   MutexLock lock(&mu_);
-  infos.reserve(regions_.size());
-  for (const auto& [name, region] : regions_) infos.push_back(region->info());
+  auto owned = owners_.find(owner);
+  if (owned == owners_.end()) return infos;
+  infos.reserve(owned->second.size());
+  for (const auto& [name, region] : owned->second) infos.push_back(region->info());
   return infos;
 }
 
-absl::StatusOr<SharedMemoryRegionInfo> SharedMemoryRegistry::Status(std::string_view name) const {
+absl::StatusOr<SharedMemoryRegionInfo> SharedMemoryRegistry::Status(std::string_view owner,
+                                                                    std::string_view name) const {
   MutexLock lock(&mu_);
-  auto it = regions_.find(name);
-  if (it == regions_.end()) {
+  std::shared_ptr<const SharedMemoryRegion> region = Find(owner, name);
+  if (region == nullptr) {
     return absl::NotFoundError(
         StrCat("no shared-memory region named '", EscapeForLog(name, 64), "' is registered"));
   }
-  return it->second->info();
+  return region->info();
 }
 
 absl::StatusOr<SharedMemorySlice> SharedMemoryRegistry::Slice(
-    const SharedMemoryParameters& parameters, std::string_view what) const {
+    std::string_view owner, const SharedMemoryParameters& parameters, std::string_view what) const {
   std::shared_ptr<const SharedMemoryRegion> region;
   {
     MutexLock lock(&mu_);
-    auto it = regions_.find(parameters.region);
-    if (it == regions_.end()) {
-      return absl::NotFoundError(StrCat(what, ": shared-memory region '",
-                                        EscapeForLog(parameters.region, 64),
-                                        "' is not registered (register it first)"));
-    }
-    region = it->second;
+    region = Find(owner, parameters.region);
+  }
+  // Another owner's region of this name is not looked at: the caller gets what a name nobody
+  // registered gets.
+  if (region == nullptr) {
+    return absl::NotFoundError(StrCat(what, ": shared-memory region '",
+                                      EscapeForLog(parameters.region, 64),
+                                      "' is not registered (register it first)"));
   }
   const uint64_t size = region->info().byte_size;
   if (parameters.offset > size || parameters.byte_size > size - parameters.offset) {

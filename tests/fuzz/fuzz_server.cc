@@ -15,6 +15,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "auth/tenant.h"
 #include "core/backend.h"
 #include "observability/log_setup.h"
 
@@ -219,7 +220,7 @@ HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string
 
 void FuzzServer::Restore() {
   SilenceLogs();
-  shared_memory_.UnregisterAll();
+  shared_memory_.UnregisterAll(TenantOwner(nullptr));  // the fuzzers send no keys
   if (absl::StatusOr<TrafficRules> rules = models_->GetTrafficRules("canary");
       !rules.ok() || *rules != TrafficRules{}) {
     (void)models_->SetTrafficRules("canary", TrafficRules{});

@@ -176,9 +176,17 @@ absl::Status SharedMemoryOff(std::string_view what) {
 
 }  // namespace
 
+absl::Status CheckGrpcRequestId(const inference::ModelInferRequest& request) {
+  if (request.id().size() <= kMaxClientIdBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(StrCat("the request id has ", request.id().size(),
+                                           " bytes; the server takes at most ", kMaxClientIdBytes,
+                                           " (it is echoed into every response)"));
+}
+
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request, const SharedMemoryRegistry* shared_memory,
+    const inference::ModelInferRequest& request, const SharedMemoryScope* shared_memory,
     SharedMemoryOutputs* shared_memory_outputs) {
+  RETURN_IF_ERROR(CheckGrpcRequestId(request));
   auto decoded = std::make_unique<InferRequest>();
   decoded->id = request.id();
   ASSIGN_OR_RETURN(std::optional<int64_t> priority, IntegerParameter(request, "priority"));

@@ -18,14 +18,19 @@
 
 namespace inferd {
 
-// Decodes the tensors, requested outputs and the "priority" / "timeout" parameters (no
-// on_complete). The tensors own copies of their bytes, so `request` may be freed before the
-// model runs. Errors are InvalidArgument and name the input (NotFound for an unregistered
+// InvalidArgument naming the limit when the request's id is longer than kMaxClientIdBytes
+// (core/infer_request.h): every response, and every piece of a streamed generation, echoes it.
+// Checked first, before the id is copied anywhere.
+absl::Status CheckGrpcRequestId(const inference::ModelInferRequest& request);
+
+// Decodes the id, the tensors, requested outputs and the "priority" / "timeout" parameters
+// (no on_complete). The tensors own copies of their bytes, so `request` may be freed before
+// the model runs. Errors are InvalidArgument and name the input (NotFound for an unregistered
 // shared-memory region). Inputs and requested outputs with "shared_memory_region"
-// parameters use `shared_memory` (null: refused); the outputs go to `shared_memory_outputs`.
+// parameters name regions of the caller, `shared_memory` (null: refused); the outputs go to
+// `shared_memory_outputs`.
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodeGrpcInferRequest(
-    const inference::ModelInferRequest& request,
-    const SharedMemoryRegistry* shared_memory = nullptr,
+    const inference::ModelInferRequest& request, const SharedMemoryScope* shared_memory = nullptr,
     SharedMemoryOutputs* shared_memory_outputs = nullptr);
 
 // Fills `out` with the outputs of a successful `response`. Outputs in `shared_memory`

@@ -118,7 +118,8 @@ TEST(GrpcInferCodecTest, SharedMemoryInputsHaveNoRawEntryAndOutputsKeepTheirPlac
   testing::ShmObject object(32);
   object.WriteValues<int32_t>(4, {5, 6});
   SharedMemoryRegistry registry;
-  ASSERT_TRUE(registry.Register("io", object.key(), 0, 32).ok());
+  ASSERT_TRUE(registry.Register("alice", "io", object.key(), 0, 32).ok());
+  const SharedMemoryScope alice(registry, "alice");
   inference::ModelInferRequest request = OneInput("INT32", {2});
   auto& shm = *request.mutable_inputs(0)->mutable_parameters();
   shm["shared_memory_region"].set_string_param("io");
@@ -139,7 +140,7 @@ TEST(GrpcInferCodecTest, SharedMemoryInputsHaveNoRawEntryAndOutputsKeepTheirPlac
 
   SharedMemoryOutputs outputs;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeGrpcInferRequest(request, &registry, &outputs);
+      DecodeGrpcInferRequest(request, &alice, &outputs);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ASSERT_EQ((*decoded)->inputs.size(), 2u);
   EXPECT_EQ((*decoded)->inputs[0].tensor.data_as<int32_t>()[1], 6);
@@ -159,6 +160,26 @@ TEST(GrpcInferCodecTest, SharedMemoryInputsHaveNoRawEntryAndOutputsKeepTheirPlac
 
   // Without the registry the same request is refused, and says why.
   EXPECT_THAT(ErrorOf(request), HasSubstr("not available"));
+  // Issue 30: another tenant's request naming alice's region finds nothing.
+  const SharedMemoryScope bob(registry, "bob");
+  SharedMemoryOutputs bob_outputs;
+  decoded = DecodeGrpcInferRequest(request, &bob, &bob_outputs);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(decoded.status().message(), HasSubstr("'io' is not registered"));
+}
+
+// Issue 30: the id is echoed into every response and every streamed piece, so a 4 MB id
+// multiplied one request into hundreds of megabytes.
+TEST(GrpcInferCodecTest, AnIdOverTheLimitIsRefusedNamingIt) {
+  inference::ModelInferRequest request = OneInput("INT32", {1});
+  request.add_raw_input_contents()->assign(4, '\0');
+  request.set_id(std::string(kMaxClientIdBytes, 'i'));
+  EXPECT_TRUE(DecodeGrpcInferRequest(request).ok());
+  request.set_id(std::string(kMaxClientIdBytes + 1, 'i'));
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodeGrpcInferRequest(request);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(decoded.status().message(), HasSubstr("at most 256"));
+  EXPECT_EQ(CheckGrpcRequestId(request).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "frontends/grpc/grpc_inference.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -35,28 +36,40 @@ void Record(RequestRecorder* recorder, const std::string& id, TimePoint received
 
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority,
-                         const AccessGrant* grant, std::shared_ptr<std::atomic<bool>> cancelled) {
+                         std::function<void(const absl::Status&)> done, const AccessGrant& caller,
+                         std::shared_ptr<std::atomic<bool>> cancelled) {
   const TimePoint received = Clock::now();
   RequestRecorder* recorder = ctx.recorder;
-  std::string id = recorder != nullptr ? RequestIdFrom(request.id()) : request.id();
+  // Before the id is copied below (and into the reply): its length is the client's to choose.
+  // An over-long one is recorded under an id of the server's.
+  const absl::Status id_ok = CheckGrpcRequestId(request);
+  std::string id = !id_ok.ok()           ? NewRequestId()
+                   : recorder != nullptr ? RequestIdFrom(request.id())
+                                         : request.id();
   auto fail = [&](const absl::Status& status) {
     Record(recorder, id, received, nullptr, status, 0);
     done(status);
   };
+  if (!id_ok.ok()) return fail(id_ok);
   absl::StatusOr<std::optional<int64_t>> version = ParseGrpcVersion(request.model_version());
   if (!version.ok()) return fail(version.status());
   // An unknown or broken model is reported before the request body is looked at.
   if (auto config = ctx.inference->ConfigFor(request.model_name()); !config.ok()) {
     return fail(config.status());
   }
+  // The caller's tensors reach its own tenant's regions only (shared_memory_registry.h).
+  std::optional<SharedMemoryScope> scope;
+  if (ctx.shared_memory != nullptr) {
+    scope.emplace(*ctx.shared_memory,
+                  TenantOwner(caller.key != nullptr ? caller.key->tenant : nullptr));
+  }
   SharedMemoryOutputs shared_outputs;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodeGrpcInferRequest(request, ctx.shared_memory, &shared_outputs);
+      DecodeGrpcInferRequest(request, scope ? &*scope : nullptr, &shared_outputs);
   if (!decoded.ok()) return fail(decoded.status());
-  (*decoded)->fallback_priority = tenant_priority;
-  if (grant != nullptr && grant->key != nullptr && grant->key->tenant != nullptr) {
-    (*decoded)->tenant = grant->key->tenant->name();
+  (*decoded)->fallback_priority = caller.priority;
+  if (caller.key != nullptr && caller.key->tenant != nullptr) {
+    (*decoded)->tenant = caller.key->tenant->name();
   }
   (*decoded)->cancelled = std::move(cancelled);
 

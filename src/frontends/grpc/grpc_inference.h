@@ -19,14 +19,16 @@ namespace inferd {
 // after filling `response` (which must stay valid until then). `request` is read only during
 // this call. Nothing here waits for the model, so a gRPC thread is never blocked on it; the
 // execution thread only copies the outputs into `response` (serialization happens on gRPC's
-// threads once `done` finishes the call). `tenant_priority`: the caller's tenant's default
-// queue priority (0: none). `grant`, when given, names the caller's tenant (requests of
-// different tenants share no cached state); `cancelled`, when given, is set when the client
-// goes away (a generative model's infer then stops generating).
+// threads once `done` finishes the call). `caller`: what the access check granted (its
+// tenant's default queue priority, the owner of the shared-memory regions its tensors may
+// name, and the tenant whose cached state its requests may share); the default is a caller
+// without keys or tenant. An id over kMaxClientIdBytes is refused first, before anything is
+// copied, loaded or queued. `cancelled`, when given, is set when the client goes away (a
+// generative model's infer then stops generating).
 void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequest& request,
                          inference::ModelInferResponse* response,
-                         std::function<void(const absl::Status&)> done, int tenant_priority = 0,
-                         const AccessGrant* grant = nullptr,
+                         std::function<void(const absl::Status&)> done,
+                         const AccessGrant& caller = {},
                          std::shared_ptr<std::atomic<bool>> cancelled = nullptr);
 
 }  // namespace inferd

@@ -38,6 +38,11 @@ absl::Status SharedMemoryDisabled() {
   return absl::UnimplementedError("shared memory is not enabled on this server");
 }
 
+// The owner of the regions a call may see and touch: its key's tenant (shared_memory_registry.h).
+std::string SharedMemoryOwner(const AccessGrant& grant) {
+  return TenantOwner(grant.key != nullptr ? grant.key->tenant : nullptr);
+}
+
 // A stream refused before its first message.
 class RefusedStream final : public grpc::ServerBidiReactor<inference::ModelInferRequest,
                                                            inference::ModelStreamInferResponse> {
@@ -174,7 +179,7 @@ grpc::ServerUnaryReactor* InferenceService::ModelInfer(grpc::CallbackServerConte
         if (permit) permit->Finish(status.code());
         reactor->Finish(ToGrpcStatus(status));
       },
-      grant.priority, &grant, std::move(cancelled));
+      grant, std::move(cancelled));
   return reactor;
 }
 
@@ -294,11 +299,13 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryStatus(
     return Finish(context, allowed);
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
+  const std::string owner = SharedMemoryOwner(grant);
   std::vector<SharedMemoryRegionInfo> regions;
   if (request->name().empty()) {
-    regions = ctx_.shared_memory->Status();
+    regions = ctx_.shared_memory->Status(owner);
   } else {
-    absl::StatusOr<SharedMemoryRegionInfo> region = ctx_.shared_memory->Status(request->name());
+    absl::StatusOr<SharedMemoryRegionInfo> region =
+        ctx_.shared_memory->Status(owner, request->name());
     if (!region.ok()) return Finish(context, region.status(), grant);
     regions.push_back(*std::move(region));
   }
@@ -322,10 +329,11 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryRegister(
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
   // An open and an fstat in /dev/shm (tmpfs): quick enough for a gRPC thread.
-  return Finish(context,
-                ctx_.shared_memory->Register(request->name(), request->key(), request->offset(),
-                                             request->byte_size()),
-                grant);
+  return Finish(
+      context,
+      ctx_.shared_memory->Register(SharedMemoryOwner(grant), request->name(), request->key(),
+                                   request->offset(), request->byte_size()),
+      grant);
 }
 
 grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
@@ -338,9 +346,9 @@ grpc::ServerUnaryReactor* InferenceService::SystemSharedMemoryUnregister(
   }
   if (ctx_.shared_memory == nullptr) return Finish(context, SharedMemoryDisabled(), grant);
   if (request->name().empty()) {
-    ctx_.shared_memory->UnregisterAll();
+    ctx_.shared_memory->UnregisterAll(SharedMemoryOwner(grant));
   } else {
-    ctx_.shared_memory->Unregister(request->name());
+    ctx_.shared_memory->Unregister(SharedMemoryOwner(grant), request->name());
   }
   return Finish(context, absl::OkStatus(), grant);
 }

@@ -7,6 +7,7 @@
 #include "auth/key_ring.h"
 #include "auth/tenant.h"
 #include "common/client_paths.h"
+#include "common/strings.h"
 #include "frontends/grpc/grpc_access.h"
 #include "frontends/grpc/grpc_generate_codec.h"
 #include "frontends/grpc/grpc_infer_codec.h"
@@ -33,49 +34,67 @@ StreamInferReactor::StreamInferReactor(const GrpcContext* ctx, std::string autho
 void StreamInferReactor::OnReadDone(bool ok) {
   if (!ok) {  // the client closed its side (or the call was cancelled)
     MutexLock lock(&mu_);
+    reading_ = false;
     reads_done_ = true;
     MaybeFinish();
     return;
   }
   {
     MutexLock lock(&mu_);
-    ++pending_;
+    if (broken_) {  // cut, or the client is gone: nothing more is served or read
+      request_.Clear();
+      reading_ = false;
+      MaybeFinish();
+      return;
+    }
+    ++callbacks_;
+    writes_.RequestRead();
   }
-  // shared_ptr: the completion callback is a copyable std::function.
-  auto response = std::make_shared<std::unique_ptr<inference::ModelStreamInferResponse>>(
-      std::make_unique<inference::ModelStreamInferResponse>());
   AccessGrant grant;
-  if (absl::Status allowed =
-          CheckGrpcStreamMessage(*ctx_, authorization_, request_.model_name(), &grant);
-      !allowed.ok()) {
-    (*response)->set_error_message(std::string(allowed.message()));
-    Respond(std::move(*response));
-    request_.Clear();
-    StartRead(&request_);
-    return;
-  }
-  if (absl::StatusOr<std::shared_ptr<const ModelConfig>> config =
-          ctx_->inference->ConfigFor(request_.model_name());
-      config.ok() && (*config)->capabilities.generates_text) {
+  absl::Status allowed =
+      CheckGrpcStreamMessage(*ctx_, authorization_, request_.model_name(), &grant);
+  // Before the id is copied anywhere: every response, and every piece, would echo it.
+  if (allowed.ok()) allowed = CheckGrpcRequestId(request_);
+  if (!allowed.ok()) {
+    if (grant.permit) grant.permit->Finish(allowed.code());
+    Refuse(allowed);
+  } else if (absl::StatusOr<std::shared_ptr<const ModelConfig>> config =
+                 ctx_->inference->ConfigFor(request_.model_name());
+             config.ok() && (*config)->capabilities.generates_text) {
     Generate((*config)->name, std::move(grant));
-    request_.Clear();
-    StartRead(&request_);
-    return;
+  } else {
+    // shared_ptr: the completion callback is a copyable std::function.
+    auto response = std::make_shared<std::unique_ptr<inference::ModelStreamInferResponse>>(
+        std::make_unique<inference::ModelStreamInferResponse>());
+    inference::ModelInferResponse* infer = (*response)->mutable_infer_response();
+    SubmitGrpcInference(
+        *ctx_, request_, infer,
+        [this, response, permit = grant.permit](const absl::Status& status) {
+          if (permit) permit->Finish(status.code());
+          if (!status.ok()) {
+            (*response)->clear_infer_response();
+            (*response)->set_error_message(WithoutServerPaths(std::string(status.message())));
+          }
+          Respond(std::move(*response), /*last=*/true);
+        },
+        grant);
   }
-  inference::ModelInferResponse* infer = (*response)->mutable_infer_response();
-  SubmitGrpcInference(
-      *ctx_, request_, infer,
-      [this, response, permit = std::move(grant.permit)](const absl::Status& status) {
-        if (permit) permit->Finish(status.code());
-        if (!status.ok()) {
-          (*response)->clear_infer_response();
-          (*response)->set_error_message(WithoutServerPaths(std::string(status.message())));
-        }
-        Respond(std::move(*response));
-      },
-      grant.priority, &grant);
-  // The request was decoded (copied) during SubmitGrpcInference: the buffer can be reused.
+  // The request was decoded (copied) by now: the buffer can be reused.
   request_.Clear();
+  MutexLock lock(&mu_);
+  reading_ = false;
+  MaybeRead();
+}
+
+void StreamInferReactor::Refuse(const absl::Status& status) {
+  auto response = std::make_unique<inference::ModelStreamInferResponse>();
+  response->set_error_message(std::string(status.message()));
+  Respond(std::move(response), /*last=*/true);
+}
+
+void StreamInferReactor::MaybeRead() {
+  if (reading_ || reads_done_ || broken_ || finished_ || !writes_.MayRead()) return;
+  reading_ = true;
   StartRead(&request_);
 }
 
@@ -122,11 +141,7 @@ void StreamInferReactor::OnGenerationEvent(Generation& generation, GenerationEve
     auto response = std::make_unique<inference::ModelStreamInferResponse>();
     EncodeGrpcGeneration(generation.model, generation.version, generation.id, event.text, nullptr,
                          response->mutable_infer_response());
-    {
-      MutexLock lock(&mu_);
-      ++pending_;  // a write beyond the request's last one
-    }
-    return Respond(std::move(response));
+    return Respond(std::move(response), /*last=*/false);
   }
   if (!event.status.ok()) return EndGeneration(generation, event.status);
   std::string text =
@@ -135,7 +150,7 @@ void StreamInferReactor::OnGenerationEvent(Generation& generation, GenerationEve
   EncodeGrpcGeneration(generation.model, generation.version, generation.id, text, &event,
                        response->mutable_infer_response());
   EndGeneration(generation, absl::OkStatus());
-  Respond(std::move(response));
+  Respond(std::move(response), /*last=*/true);
 }
 
 void StreamInferReactor::EndGeneration(Generation& generation, const absl::Status& status) {
@@ -148,7 +163,7 @@ void StreamInferReactor::EndGeneration(Generation& generation, const absl::Statu
   if (status.ok()) return;  // the caller writes the last response
   auto response = std::make_unique<inference::ModelStreamInferResponse>();
   response->set_error_message(WithoutServerPaths(std::string(status.message())));
-  Respond(std::move(response));
+  Respond(std::move(response), /*last=*/true);
 }
 
 void StreamInferReactor::CancelGenerations() {
@@ -161,40 +176,69 @@ void StreamInferReactor::OnCancel() {
   CancelGenerations();
 }
 
-void StreamInferReactor::Respond(std::unique_ptr<inference::ModelStreamInferResponse> response) {
+void StreamInferReactor::Respond(std::unique_ptr<inference::ModelStreamInferResponse> response,
+                                 bool last) {
+  const size_t bytes = response->ByteSizeLong();  // outside the lock
   MutexLock lock(&mu_);
+  if (last) --callbacks_;
   if (broken_) {
-    --pending_;
+    if (last) writes_.Answered();
     MaybeFinish();
     return;
   }
-  writes_.push_back(std::move(response));
+  if (!writes_.Push(std::move(response), bytes, last)) return Cut();
   if (!writing_) {
     writing_ = true;
-    StartWrite(writes_.front().get());
+    StartWrite(writes_.front());
   }
+}
+
+void StreamInferReactor::Cut() {
+  broken_ = true;
+  cut_ = true;
+  CancelGenerations();
+  // gRPC still reads the one being written; it goes when the client reads it or leaves.
+  writes_.DropQueued(/*keep_front=*/writing_);
+  MaybeFinish();
 }
 
 void StreamInferReactor::OnWriteDone(bool ok) {
   MutexLock lock(&mu_);
-  writes_.pop_front();
-  --pending_;
-  if (!ok) {
+  writes_.PopFront();
+  if (!ok && !broken_) {  // the client is gone
     broken_ = true;
     CancelGenerations();
-    pending_ -= static_cast<int>(writes_.size());
-    writes_.clear();
+    writes_.DropQueued(/*keep_front=*/false);
   }
-  if (!writes_.empty()) {
-    StartWrite(writes_.front().get());
+  if (!writes_.empty()) {  // never after a Cut or a failed write: they empty the queue
+    StartWrite(writes_.front());
   } else {
     writing_ = false;
-    MaybeFinish();
   }
+  MaybeRead();  // a request's last response written: the next one may be read
+  MaybeFinish();
 }
 
 void StreamInferReactor::MaybeFinish() {
-  if (finished_ || !reads_done_ || pending_ > 0 || writing_) return;
+  // A model callback still to come would call into a deleted reactor.
+  if (finished_ || callbacks_ > 0) return;
+  if (cut_) {
+    finished_ = true;
+    // Sent after the response being written, if the client ever reads that far.
+    const StreamWriteLimits& limits = writes_.limits();
+    Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        StrCat("the client did not read its responses: ", limits.max_pieces,
+                               " responses or ", limits.max_bytes,
+                               " bytes waiting to be written are the most one stream may hold; "
+                               "the stream was cut and its generations cancelled")));
+    return;
+  }
+  if (broken_) {  // a write failed: nobody is there to read a status
+    finished_ = true;
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the stream's client went away"));
+    return;
+  }
+  if (!reads_done_ || writing_) return;
   finished_ = true;
   Finish(grpc::Status::OK);
 }

@@ -8,16 +8,23 @@
 // model's next step.
 //
 // Requests on one stream run concurrently; their responses are written in the order they
-// complete, one write in flight at a time as gRPC requires. The reactor deletes itself in
-// OnDone, which gRPC calls only after Finish, which is called only once the client has
-// closed its side and every request has been answered.
+// complete, one write in flight at a time as gRPC requires. What waits to be written is
+// bounded (stream_write_queue.h): the next request is read only while fewer than 64 wait for
+// their answers, and a client that lets the pieces of its generations pile up past the
+// queue's limits is cut: its generations are cancelled and the call ends with
+// RESOURCE_EXHAUSTED. A request id over kMaxClientIdBytes is refused (error_message) before
+// anything is copied or queued: every piece echoes it.
+//
+// The reactor deletes itself in OnDone, which gRPC calls only after Finish. Finish is called
+// once no model callback can reach the reactor any more (every request read has produced its
+// last response), and then: normally once the client has closed its side and everything is
+// written; at once when the stream was cut or a write failed.
 // Thread-safety: gRPC callbacks and model completions may come from any thread; the write
 // queue and counters are guarded by mu_.
 #ifndef INFERD_FRONTENDS_GRPC_GRPC_STREAM_INFER_H_
 #define INFERD_FRONTENDS_GRPC_GRPC_STREAM_INFER_H_
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <set>
 #include <string>
@@ -27,6 +34,7 @@
 #include "common/mutex.h"
 #include "core/generation.h"
 #include "frontends/grpc/grpc_context.h"
+#include "frontends/grpc/stream_write_queue.h"
 #include "inference_service.grpc.pb.h"
 
 namespace inferd {
@@ -48,15 +56,22 @@ class StreamInferReactor final
   struct Generation;
 
   // Starts the generation request_ asks of `model` (a llama model); its responses go out
-  // through Respond. Counted in pending_ (by the caller) until its last response.
+  // through Respond, the last one with `last`.
   void Generate(std::string model, AccessGrant grant);
   void OnGenerationEvent(Generation& generation, GenerationEvent event);
   void EndGeneration(Generation& generation, const absl::Status& status);
   // Sets every running generation's cancel flag; called with mu_ held.
   void CancelGenerations() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues one answer for writing (or drops it when the stream is broken).
-  void Respond(std::unique_ptr<inference::ModelStreamInferResponse> response);
-  // Finishes the RPC once reading is over and nothing is pending; called with mu_ held.
+  // Answers the request being read with `status` (an error), as its only response.
+  void Refuse(const absl::Status& status);
+  // Queues one response for writing (or drops it when the stream is broken). `last`: its
+  // request's last response.
+  void Respond(std::unique_ptr<inference::ModelStreamInferResponse> response, bool last);
+  // Reads the next request if the stream may; called with mu_ held.
+  void MaybeRead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Cuts a stream whose client does not read: see the class comment.
+  void Cut() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Finishes the RPC when it is time (see the class comment); called with mu_ held.
   void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const GrpcContext* const ctx_;
@@ -64,15 +79,20 @@ class StreamInferReactor final
   inference::ModelInferRequest request_;  // only the reading side touches it
 
   Mutex mu_;
-  int pending_ ABSL_GUARDED_BY(mu_) = 0;  // requests submitted and not yet written
-  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // a write failed: the client is gone
+  // Requests read whose last response has not reached Respond: model callbacks that will
+  // still call into the reactor.
+  int callbacks_ ABSL_GUARDED_BY(mu_) = 0;
+  // A read is outstanding, or OnReadDone is still using request_.
+  bool reading_ ABSL_GUARDED_BY(mu_) = true;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;  // the client closed its side
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;     // writes_.front() is being written
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;      // nothing more is written or served
+  bool cut_ ABSL_GUARDED_BY(mu_) = false;         // broken by Cut, not by a failed write
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // the client cancelled the call
   // The cancel flags of the generations still running.
   std::set<std::shared_ptr<std::atomic<bool>>> generating_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::unique_ptr<inference::ModelStreamInferResponse>> writes_ ABSL_GUARDED_BY(mu_);
+  StreamWriteQueue<inference::ModelStreamInferResponse> writes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace inferd

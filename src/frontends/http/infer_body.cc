@@ -1,9 +1,11 @@
 #include "frontends/http/infer_body.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "auth/tenant.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
@@ -12,7 +14,10 @@ namespace inferd {
 absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view,
                                                  const SharedMemoryRegistry* shared_memory) {
   DecodedInferBody decoded;
-  InferBodyExtensions extensions{.shared_memory = shared_memory, .outputs = &decoded.outputs};
+  std::optional<SharedMemoryScope> scope;
+  if (shared_memory != nullptr) scope.emplace(*shared_memory, TenantOwner(view.tenant));
+  InferBodyExtensions extensions{.shared_memory = scope ? &*scope : nullptr,
+                                 .outputs = &decoded.outputs};
   const std::string_view header = view.Header(kInferenceHeaderLength);
   if (header.empty()) {
     ASSIGN_OR_RETURN(decoded.request, DecodeInferRequest(*view.body, extensions));

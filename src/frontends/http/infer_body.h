@@ -26,7 +26,8 @@ struct DecodedInferBody {
 // shared buffer that the binary input tensors view without copying. InvalidArgument (400)
 // for a header length that is not a number or runs past the body, binary sizes that do not
 // match their shapes or the body, and bytes left over. Inputs and outputs may name regions of
-// `shared_memory` (null: the shared-memory extension is off).
+// `shared_memory` (null: the shared-memory extension is off) that belong to the caller's tenant
+// (view.tenant): another tenant's region is as unknown as one nobody registered.
 absl::StatusOr<DecodedInferBody> DecodeInferBody(const HttpRequestView& view,
                                                  const SharedMemoryRegistry* shared_memory);
 

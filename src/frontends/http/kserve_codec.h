@@ -36,8 +36,9 @@ struct InferBodyExtensions {
   // The binary tensor extension: `body` is the JSON header only, and inputs with a
   // "binary_data_size" parameter are read from here.
   BinaryTensorReader* binary = nullptr;
-  // The shared-memory extension: inputs and outputs with a "shared_memory_region" parameter.
-  const SharedMemoryRegistry* shared_memory = nullptr;
+  // The shared-memory extension: inputs and outputs with a "shared_memory_region" parameter,
+  // which names one of the caller's regions.
+  const SharedMemoryScope* shared_memory = nullptr;
   // Receives which outputs go back as binary or into shared memory.
   OutputDestinations* outputs = nullptr;
 };

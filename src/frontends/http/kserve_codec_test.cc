@@ -253,7 +253,8 @@ TEST(KserveCodecTest, ReadsInputsFromAndSendsOutputsToSharedMemory) {
   testing::ShmObject object(64);
   object.WriteValues<float>(8, {2.0f, 4.0f});
   SharedMemoryRegistry registry;
-  ASSERT_TRUE(registry.Register("io", object.key(), 0, 64).ok());
+  ASSERT_TRUE(registry.Register("alice", "io", object.key(), 0, 64).ok());
+  const SharedMemoryScope alice(registry, "alice");
   std::string body = R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
       "parameters": {"shared_memory_region": "io", "shared_memory_byte_size": 8,
                      "shared_memory_offset": 8}}],
@@ -261,9 +262,10 @@ TEST(KserveCodecTest, ReadsInputsFromAndSendsOutputsToSharedMemory) {
                                              "shared_memory_byte_size": 16,
                                              "shared_memory_offset": 32}},
                 {"name": "z"}]})";
+  const std::string again = body;  // the decoder pads and parses in place
   OutputDestinations destinations;
   absl::StatusOr<std::unique_ptr<InferRequest>> request =
-      DecodeInferRequest(body, {.shared_memory = &registry, .outputs = &destinations});
+      DecodeInferRequest(body, {.shared_memory = &alice, .outputs = &destinations});
   ASSERT_TRUE(request.ok()) << request.status();
   ASSERT_EQ((*request)->inputs.size(), 1u);
   const float* x = (*request)->inputs[0].tensor.data_as<float>();
@@ -283,14 +285,24 @@ TEST(KserveCodecTest, ReadsInputsFromAndSendsOutputsToSharedMemory) {
             R"({"model_name":"m","model_version":"1","outputs":[)"
             R"({"name":"y","datatype":"FP32","shape":[2]},)"
             R"({"name":"z","datatype":"FP32","shape":[1],"data":[3]}]})");
+
+  // Issue 30: another tenant's request naming alice's region finds nothing.
+  const SharedMemoryScope bob(registry, "bob");
+  std::string bobs = again;
+  OutputDestinations bob_destinations;
+  absl::StatusOr<std::unique_ptr<InferRequest>> refused =
+      DecodeInferRequest(bobs, {.shared_memory = &bob, .outputs = &bob_destinations});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(refused.status().message(), HasSubstr("'io' is not registered"));
 }
 
 TEST(KserveCodecTest, RefusesSharedMemoryParametersThatDoNotAddUp) {
   testing::ShmObject object(16);
   SharedMemoryRegistry registry;
-  ASSERT_TRUE(registry.Register("io", object.key(), 0, 16).ok());
+  ASSERT_TRUE(registry.Register("", "io", object.key(), 0, 16).ok());
+  const SharedMemoryScope scope(registry, "");
   OutputDestinations destinations;
-  auto error_of = [&](std::string body, const SharedMemoryRegistry* shared_memory) {
+  auto error_of = [&](std::string body, const SharedMemoryScope* shared_memory) {
     absl::StatusOr<std::unique_ptr<InferRequest>> request =
         DecodeInferRequest(body, {.shared_memory = shared_memory, .outputs = &destinations});
     EXPECT_FALSE(request.ok()) << body;
@@ -301,12 +313,12 @@ TEST(KserveCodecTest, RefusesSharedMemoryParametersThatDoNotAddUp) {
   EXPECT_THAT(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
                                        "data": [1, 2], )" +
                            region + "}]}",
-                       &registry)
+                       &scope)
                   .message(),
               HasSubstr("also 'data'"));
   EXPECT_THAT(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
                                        "parameters": {"shared_memory_region": "io"}}]})",
-                       &registry)
+                       &scope)
                   .message(),
               HasSubstr("needs both"));
   EXPECT_THAT(
@@ -317,12 +329,12 @@ TEST(KserveCodecTest, RefusesSharedMemoryParametersThatDoNotAddUp) {
   EXPECT_EQ(error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [2],
                                      "parameters": {"shared_memory_region": "gone",
                                                     "shared_memory_byte_size": 8}}]})",
-                     &registry)
+                     &scope)
                 .code(),
             absl::StatusCode::kNotFound);
   EXPECT_THAT(
       error_of(R"({"inputs": [{"name": "x", "datatype": "FP32", "shape": [3], )" + region + "}]}",
-               &registry)
+               &scope)
           .message(),
       HasSubstr("needs 3 x 4 bytes"));
 }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "auth/tenant.h"
 #include "common/json_body.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -55,7 +56,7 @@ absl::StatusOr<uint64_t> GetUnsigned(simdjson::dom::object body, std::string_vie
 }
 
 // {"key": "/shm_key", "offset": 0, "byte_size": N}
-absl::Status Register(SharedMemoryRegistry& registry, std::string_view name,
+absl::Status Register(SharedMemoryRegistry& registry, std::string_view owner, std::string_view name,
                       const HttpRequestView& request) {
   ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(*request.body));
   simdjson::dom::object body;
@@ -66,7 +67,7 @@ absl::Status Register(SharedMemoryRegistry& registry, std::string_view name,
   ASSIGN_OR_RETURN(std::string_view key, GetString(body, "key", "the register body"));
   ASSIGN_OR_RETURN(uint64_t offset, GetUnsigned(body, "offset", /*required=*/false));
   ASSIGN_OR_RETURN(uint64_t byte_size, GetUnsigned(body, "byte_size", /*required=*/true));
-  return registry.Register(name, key, offset, byte_size);
+  return registry.Register(owner, name, key, offset, byte_size);
 }
 
 // CUDA shared memory: nothing is ever registered.
@@ -105,23 +106,25 @@ HttpReply HandleSharedMemory(const HandlerContext& ctx, const HttpRequestView& r
     return ErrorReply(absl::UnimplementedError("shared memory is not enabled on this server"));
   }
   SharedMemoryRegistry& registry = *ctx.shared_memory;
+  // Every call below reaches the caller's own regions only (shared_memory_registry.h).
+  const std::string owner = TenantOwner(request.tenant);
   if (action == "status") {
     if (request.method != HttpMethod::kGet) return MethodNotAllowed("GET");
-    if (!region) return StatusReply(registry.Status());
-    absl::StatusOr<SharedMemoryRegionInfo> info = registry.Status(*region);
+    if (!region) return StatusReply(registry.Status(owner));
+    absl::StatusOr<SharedMemoryRegionInfo> info = registry.Status(owner, *region);
     if (!info.ok()) return ErrorReply(info.status());
     return StatusReply({*info});
   }
   if (request.method != HttpMethod::kPost) return MethodNotAllowed("POST");
   if (action == "unregister") {
     if (region) {
-      registry.Unregister(*region);
+      registry.Unregister(owner, *region);
     } else {
-      registry.UnregisterAll();
+      registry.UnregisterAll(owner);
     }
     return Ok();
   }
-  if (absl::Status registered = Register(registry, *region, request); !registered.ok()) {
+  if (absl::Status registered = Register(registry, owner, *region, request); !registered.ok()) {
     return ErrorReply(registered);
   }
   return Ok();

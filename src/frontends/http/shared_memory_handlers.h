@@ -7,6 +7,9 @@
 //   clients that clean up both kinds, like perf_analyzer, work); register is refused, as
 //   this server keeps tensors in host memory.
 // Register and unregister are management requests (route_access.cc), status monitoring.
+// Each reaches only the regions of the caller's tenant (HttpRequestView::tenant; callers
+// without a tenant are one owner): another tenant's region is as unknown as a name nobody
+// registered, and its name is free to use.
 #ifndef INFERD_FRONTENDS_HTTP_SHARED_MEMORY_HANDLERS_H_
 #define INFERD_FRONTENDS_HTTP_SHARED_MEMORY_HANDLERS_H_
 
