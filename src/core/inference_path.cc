@@ -80,8 +80,16 @@ void InferencePath::Submit(std::string_view name, std::optional<int64_t> version
   // signature is refused here, before anything is loaded, evicted or queued (a client could
   // otherwise make the server load every lazy model, evicting warm ones, with requests that
   // are refused anyway). The version the request reaches skips the check when its config is
-  // this one.
-  if (absl::Status valid = ValidateAndOrderInputs(**config, *request); !valid.ok()) {
+  // this one. A config whose inputs or outputs config.yaml left out is completed from the
+  // model file when a version loads (config_completer.h): until then the version checks.
+  const bool declared = !(*config)->inputs.empty() && !(*config)->outputs.empty();
+  if (absl::Status valid = declared ? ValidateAndOrderInputs(**config, *request) : absl::OkStatus();
+      !valid.ok()) {
+    // A model that failed to load is reported as such (503 with its reason), whatever the
+    // request holds: that is what its client needs to know first.
+    if (absl::Status failed = models_->FailedToLoad(name, version); !failed.ok()) {
+      return callbacks.done(nullptr, InferResponse{std::move(failed), {}, 0});
+    }
     // Counted for the model when a version is loaded (metrics, the access log), as it was
     // when the version itself refused it; nothing is loaded for it.
     absl::StatusOr<ModelHandle> loaded = models_->Acquire(name, version);
@@ -89,7 +97,7 @@ void InferencePath::Submit(std::string_view name, std::optional<int64_t> version
     return callbacks.done(loaded.ok() ? loaded->get() : nullptr,
                           InferResponse{std::move(valid), {}, 0});
   }
-  request->validated_for = *config;
+  if (declared) request->validated_for = *config;
   const int64_t timeout_us = request->timeout_us;
   // std::function needs a copyable callable: the request travels in a shared_ptr.
   auto pending = std::make_shared<std::unique_ptr<InferRequest>>(std::move(request));

@@ -177,6 +177,26 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
   return absl::UnavailableError(StrCat("model '", name, "' is not ready (", why, ")"));
 }
 
+absl::Status ModelManager::FailedToLoad(std::string_view name,
+                                        std::optional<int64_t> version) const {
+  if (ServeFromSnapshot(name, version, /*inference=*/false)) return absl::OkStatus();
+  bool failed = false;
+  {
+    MutexLock lock(&mu_);
+    auto found = models_.find(name);
+    if (found == models_.end() || found->second.versions.empty()) return absl::OkStatus();
+    const ModelEntry& entry = found->second;
+    if (!entry.config_status.ok()) {
+      failed = true;
+    } else {
+      auto v = version ? entry.versions.find(*version) : std::prev(entry.versions.end());
+      failed = v != entry.versions.end() && v->second.state == ModelState::kUnavailable;
+    }
+  }
+  if (!failed) return absl::OkStatus();
+  return Acquire(name, version).status();
+}
+
 void ModelManager::AcquireForInference(std::string_view name, std::optional<int64_t> version,
                                        int64_t timeout_us, AcquireCallback done) {
   if (timeout_us < 0 || timeout_us > kMaxTimeoutUs) {

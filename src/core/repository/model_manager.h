@@ -95,6 +95,12 @@ class ModelManager {
   // a --load-model name is not in it; per-model failures are recorded in Index().
   absl::Status LoadAll();
 
+  // Unavailable, with the reason Acquire gives, when no version of `name` (or `version`) is
+  // READY and the one a request would reach failed to load (UNAVAILABLE): a request for it is
+  // answered with that, whatever it holds. OK otherwise (ready, or loadable on demand). Loads
+  // nothing.
+  absl::Status FailedToLoad(std::string_view name, std::optional<int64_t> version) const;
+
   // A handle on a READY version, without loading anything (metadata, readiness, stats).
   // NotFound: no such model or version. Unavailable: not loaded, or failed to load.
   absl::StatusOr<ModelHandle> Acquire(std::string_view name,
