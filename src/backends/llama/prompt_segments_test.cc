@@ -69,8 +69,8 @@ TEST(PromptSegmentsTest, MatchesAContentTheTemplateTrimmed) {
 
 TEST(PromptSegmentsTest, EmptyContentsMakeNoSegment) {
   const std::vector<ChatMessage> messages = {{"system", ""}, {"user", "q"}};
-  const auto segments =
-      SplitRenderedPrompt(Render(messages), Render(MarkedMessages(messages)), messages);
+  const std::string rendered = Render(messages);  // the segments are views into it
+  const auto segments = SplitRenderedPrompt(rendered, Render(MarkedMessages(messages)), messages);
   ASSERT_TRUE(segments.has_value());
   EXPECT_EQ(segments->size(), 3u);
 }
@@ -84,11 +84,12 @@ TEST(PromptSegmentsTest, RefusesWhenTheTemplateLookedAtTheContent) {
 
 TEST(PromptSegmentsTest, AContentHoldingAMarkerIsContentToo) {
   const std::vector<ChatMessage> sneaky = {{"user", ContentMarker(0)}, {"user", "b"}};
-  const auto segments = SplitRenderedPrompt(Render(sneaky), Render(MarkedMessages(sneaky)), sneaky);
+  const std::string rendered = Render(sneaky);  // the segments are views into it
+  const auto segments = SplitRenderedPrompt(rendered, Render(MarkedMessages(sneaky)), sneaky);
   ASSERT_TRUE(segments.has_value());
   EXPECT_EQ((*segments)[1].text, ContentMarker(0));
   EXPECT_TRUE((*segments)[1].content);
-  EXPECT_EQ(Join(*segments), Render(sneaky));
+  EXPECT_EQ(Join(*segments), rendered);
 }
 
 }  // namespace
