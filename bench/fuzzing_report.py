@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Writes bench/results/fuzzing.md from libFuzzer's own output (the logs scripts/fuzz leaves
-in build-fuzz/logs/), so no figure is typed by hand.
+"""Writes a fuzzing report from libFuzzer's own output (the logs scripts/fuzz leaves in
+build-fuzz/logs/), so no figure is typed by hand. Each campaign is a new dated file; a kept
+result is never overwritten (bench/results/fuzzing.md is the first campaign's).
 
   scripts/fuzz 300 && .venv/bin/python bench/fuzzing_report.py --seconds 300 \\
-      --command "scripts/fuzz 300" > bench/results/fuzzing.md
+      --command "scripts/fuzz 300" > bench/results/$(date -u +%F)-fuzzing.md
 
 Per target: executions, exec/s, coverage (libFuzzer's `cov`: edges, and `ft`: features) when
 the seeds were loaded and at the end, corpus size, peak RSS, and whether it crashed (with the
