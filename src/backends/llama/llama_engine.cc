@@ -1,19 +1,17 @@
 #include "backends/llama/llama_engine.h"
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
-#include <random>
 #include <utility>
 
 #include <llama.h>
 #include <spdlog/spdlog.h>
 
-#include "backends/llama/prompt_segments.h"
+#include "backends/llama/model_loader.h"
+#include "backends/llama/sampler_chain.h"
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
-#include "common/cores.h"
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -23,133 +21,6 @@ namespace {
 
 // As an execution instance's (SchedulerOptions::release_engine_threads_after).
 constexpr auto kReleaseOpenMpTeamAfter = std::chrono::milliseconds(100);
-
-// llama.cpp logs every tensor at load to stderr; only its warnings and errors reach our log.
-void ForwardLlamaLog(ggml_log_level level, const char* text, void*) {
-  std::string_view message(text);
-  while (!message.empty() && message.back() == '\n') message.remove_suffix(1);
-  if (message.empty()) return;
-  if (level == GGML_LOG_LEVEL_ERROR) {
-    spdlog::error("llama.cpp: {}", message);
-  } else if (level == GGML_LOG_LEVEL_WARN) {
-    spdlog::warn("llama.cpp: {}", message);
-  }
-}
-
-void InitLlamaOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llama_log_set(ForwardLlamaLog, nullptr);
-    llama_backend_init();
-  });
-}
-
-ggml_type KvType(const std::string& name) {
-  if (name == "f32") return GGML_TYPE_F32;
-  if (name == "bf16") return GGML_TYPE_BF16;
-  if (name == "q8_0") return GGML_TYPE_Q8_0;
-  if (name == "q4_0") return GGML_TYPE_Q4_0;
-  if (name == "q4_1") return GGML_TYPE_Q4_1;
-  if (name == "q5_0") return GGML_TYPE_Q5_0;
-  if (name == "q5_1") return GGML_TYPE_Q5_1;
-  return GGML_TYPE_F16;
-}
-
-llama_flash_attn_type FlashAttention(const std::string& name) {
-  if (name == "on") return LLAMA_FLASH_ATTN_TYPE_ENABLED;
-  if (name == "off") return LLAMA_FLASH_ATTN_TYPE_DISABLED;
-  return LLAMA_FLASH_ATTN_TYPE_AUTO;
-}
-
-std::optional<int64_t> MetaInt(const llama_model* model, const std::string& key) {
-  char buffer[64];
-  if (llama_model_meta_val_str(model, key.c_str(), buffer, sizeof(buffer)) <= 0) {
-    return std::nullopt;
-  }
-  return std::strtoll(buffer, nullptr, 10);
-}
-
-// K and V elements one token occupies per layer. Head sizes come from the file's metadata
-// when it has them (models whose head size is not n_embd / n_head), else from n_embd.
-int64_t KvElementsPerTokenLayer(const llama_model* model) {
-  char arch[64] = {0};
-  llama_model_meta_val_str(model, "general.architecture", arch, sizeof(arch));
-  const int64_t n_head = std::max(1, llama_model_n_head(model));
-  const int64_t n_head_kv = std::max(1, llama_model_n_head_kv(model));
-  const int64_t fallback = llama_model_n_embd(model) / n_head;
-  const int64_t key = MetaInt(model, StrCat(arch, ".attention.key_length")).value_or(fallback);
-  const int64_t value = MetaInt(model, StrCat(arch, ".attention.value_length")).value_or(fallback);
-  return (key + value) * n_head_kv;
-}
-
-// The pooling of `options.pooling` for this file: auto takes the file's `<arch>.pooling_type`
-// (a generative model states none: mean).
-absl::StatusOr<int> ResolvePooling(const llama_model* model, const std::string& pooling,
-                                   const std::string& file) {
-  if (pooling == "mean") return LLAMA_POOLING_TYPE_MEAN;
-  if (pooling == "cls") return LLAMA_POOLING_TYPE_CLS;
-  if (pooling == "last") return LLAMA_POOLING_TYPE_LAST;
-  char arch[64] = {0};
-  llama_model_meta_val_str(model, "general.architecture", arch, sizeof(arch));
-  const int64_t stated = MetaInt(model, StrCat(arch, ".pooling_type")).value_or(0);
-  if (stated == LLAMA_POOLING_TYPE_NONE) return LLAMA_POOLING_TYPE_MEAN;
-  if (stated == LLAMA_POOLING_TYPE_MEAN || stated == LLAMA_POOLING_TYPE_CLS ||
-      stated == LLAMA_POOLING_TYPE_LAST) {
-    return static_cast<int>(stated);
-  }
-  return absl::InvalidArgumentError(
-      StrCat(file, ": the file's pooling type is ", PoolingName(static_cast<int>(stated)),
-             " (a reranker scores pairs, it does not embed); set parameters.pooling to mean, cls "
-             "or last to embed with it anyway"));
-}
-
-struct SamplerDeleter {
-  void operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
-};
-using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
-
-// llama.cpp's sampler chain in the order its server applies these stages; greedy at
-// temperature 0.
-SamplerPtr MakeSampler(const SamplingParams& params, int32_t vocabulary) {
-  SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
-  // Biases and penalties change the logits whatever picks the token, greedy included; they
-  // cost nothing when unused (not in the chain).
-  if (!params.logit_bias.empty()) {
-    std::vector<llama_logit_bias> biases;
-    biases.reserve(params.logit_bias.size());
-    for (const TokenBias& bias : params.logit_bias) biases.push_back({bias.token, bias.bias});
-    llama_sampler_chain_add(
-        chain.get(), llama_sampler_init_logit_bias(vocabulary, static_cast<int32_t>(biases.size()),
-                                                   biases.data()));
-  }
-  if (params.presence_penalty != 0 || params.frequency_penalty != 0 ||
-      params.repetition_penalty != 1) {
-    llama_sampler_chain_add(
-        chain.get(), llama_sampler_init_penalties(vocabulary, params.penalty_last_n,
-                                                  static_cast<float>(params.repetition_penalty),
-                                                  static_cast<float>(params.frequency_penalty),
-                                                  static_cast<float>(params.presence_penalty)));
-  }
-  if (params.temperature <= 0) {
-    llama_sampler_chain_add(chain.get(), llama_sampler_init_greedy());
-    return chain;
-  }
-  if (params.top_k > 0)
-    llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(params.top_k));
-  if (params.top_p < 1.0) {
-    llama_sampler_chain_add(chain.get(),
-                            llama_sampler_init_top_p(static_cast<float>(params.top_p), 1));
-  }
-  if (params.min_p > 0) {
-    llama_sampler_chain_add(chain.get(),
-                            llama_sampler_init_min_p(static_cast<float>(params.min_p), 1));
-  }
-  llama_sampler_chain_add(chain.get(),
-                          llama_sampler_init_temp(static_cast<float>(params.temperature)));
-  llama_sampler_chain_add(chain.get(),
-                          llama_sampler_init_dist(params.seed.value_or(LLAMA_DEFAULT_SEED)));
-  return chain;
-}
 
 void Deliver(GenerateRequest& request, GenerationEvent event) {
   if (request.on_event) request.on_event(std::move(event));
@@ -180,11 +51,6 @@ void FailChoice(GenerateRequest& request, int choice, const absl::Status& status
 
 }  // namespace
 
-struct LlamaEngine::Prepared {
-  std::shared_ptr<const std::vector<int32_t>> prompt;
-  int64_t max_tokens = 0;
-};
-
 struct LlamaEngine::EmbedJob {
   std::unique_ptr<EmbedRequest> request;
   std::vector<std::vector<int32_t>> inputs;  // tokens of each input
@@ -214,105 +80,22 @@ struct LlamaEngine::Slot {
 
 absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(const std::filesystem::path& gguf,
                                                                  const LlamaOptions& options) {
-  InitLlamaOnce();
-  llama_model_params model_params = llama_model_default_params();
-  model_params.n_gpu_layers = 0;
-  llama_model* model = llama_model_load_from_file(gguf.c_str(), model_params);
-  if (model == nullptr) {
-    return absl::InvalidArgumentError(
-        StrCat(gguf.string(),
-               ": llama.cpp could not load this file as a GGUF model (its "
-               "reason is in the log above)"));
-  }
-  const int threads = options.threads > 0 ? options.threads : CoresAvailable();
-  llama_context_params params = llama_context_default_params();
-  params.n_ctx = static_cast<uint32_t>(options.context_length * options.parallel);
-  params.n_seq_max = static_cast<uint32_t>(options.parallel);
-  params.n_batch = static_cast<uint32_t>(options.batch_size);
-  params.n_ubatch = static_cast<uint32_t>(options.ubatch_size);
-  params.n_threads = threads;
-  params.n_threads_batch = options.batch_threads > 0 ? options.batch_threads : threads;
-  params.type_k = KvType(options.kv_cache_type);
-  params.type_v = KvType(options.kv_cache_type);
-  params.flash_attn_type = FlashAttention(options.flash_attention);
-  params.kv_unified = options.kv_unified;
-  params.no_perf = true;
-  llama_context* context = llama_init_from_model(model, params);
-  if (context == nullptr) {
-    llama_model_free(model);
-    return absl::InvalidArgumentError(StrCat(
-        gguf.string(), ": llama.cpp could not create a context of ", params.n_ctx,
-        " tokens with these parameters (a quantized kv_cache_type needs flash_attention; the "
-        "reason is in the log above)"));
-  }
-  if (llama_n_ctx_seq(context) < static_cast<uint32_t>(options.context_length)) {
-    const uint32_t got = llama_n_ctx_seq(context);
-    llama_free(context);
-    llama_model_free(model);
-    return absl::InvalidArgumentError(StrCat(gguf.string(), ": parameters.context_length ",
-                                             options.context_length,
-                                             " exceeds what the model "
-                                             "supports per sequence (",
-                                             got, ")"));
-  }
-  std::unique_ptr<Embedder> embedder;
-  if (options.embeddings) {
-    absl::StatusOr<int> pooling = ResolvePooling(model, options.pooling, gguf.string());
-    absl::StatusOr<std::unique_ptr<Embedder>> made =
-        pooling.ok() ? Embedder::Create(model, options, *pooling, gguf.string())
-                     : absl::StatusOr<std::unique_ptr<Embedder>>(pooling.status());
-    if (!made.ok()) {
-      llama_free(context);
-      llama_model_free(model);
-      return made.status();
-    }
-    embedder = *std::move(made);
-  }
+  ASSIGN_OR_RETURN(LoadedModel loaded, LoadModel(gguf, options));
   return std::unique_ptr<LlamaEngine>(
-      new LlamaEngine(model, context, options, std::move(embedder)));
+      new LlamaEngine(loaded.model, loaded.context, options, std::move(loaded.embedder)));
 }
 
 LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
                          std::unique_ptr<Embedder> embedder)
     : model_(model),
       context_(context),
-      vocab_(llama_model_get_vocab(model)),
+      tokenizer_(llama_model_get_vocab(model)),
+      preparer_(model, tokenizer_, options),
       options_(options),
       embedder_(std::move(embedder)),
       sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
-  // The embeddings context's cache is f16 (llama.cpp's default), whatever kv_cache_type says.
-  const double kv_per_token = static_cast<double>(llama_model_n_layer(model_)) *
-                              static_cast<double>(KvElementsPerTokenLayer(model_));
-  kv_bytes_ = static_cast<uint64_t>(static_cast<double>(llama_n_ctx(context_)) * kv_per_token *
-                                    KvCacheElementBytes(options_.kv_cache_type));
-  if (embedder_ != nullptr) {
-    kv_bytes_ += static_cast<uint64_t>(static_cast<double>(embedder_->context_tokens()) *
-                                       kv_per_token * KvCacheElementBytes("f16"));
-  }
-  const char* source = llama_model_chat_template(model_, nullptr);
-  if (source == nullptr) {
-    template_status_ = absl::FailedPreconditionError(
-        "the model file has no chat template (tokenizer.chat_template); use /v1/completions "
-        "with a prompt instead");
-  } else {
-    const llama_token bos = llama_vocab_bos(vocab_);
-    const llama_token eos = llama_vocab_eos(vocab_);
-    auto special = [this](llama_token token) {
-      if (token == LLAMA_TOKEN_NULL) return std::string();
-      char buffer[256];
-      const int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, true);
-      return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
-    };
-    absl::StatusOr<std::unique_ptr<ChatTemplate>> parsed =
-        ChatTemplate::Create(source, special(bos), special(eos));
-    if (parsed.ok()) {
-      template_ = *std::move(parsed);
-    } else {
-      template_status_ = parsed.status();
-      spdlog::warn("llama: {}", std::string(template_status_.message()));
-    }
-  }
+  kv_bytes_ = KvCacheBytes(model_, context_, options_, embedder_.get());
   for (int i = 0; i < options_.parallel; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->seq = i;
@@ -321,10 +104,6 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
   stats_.context_length = options_.context_length;
   stats_.parallel = options_.parallel;
   stats_.kv_cells_total = static_cast<int64_t>(llama_n_ctx(context_));
-  const int32_t vocabulary = llama_vocab_n_tokens(vocab_);
-  for (int32_t token = 0; token < vocabulary; ++token) {
-    max_token_bytes_ = std::max(max_token_bytes_, Piece(token, /*special=*/true).size());
-  }
   thread_ = std::thread([this] { Loop(); });
   prepare_thread_ = std::thread([this] { PrepareLoop(); });
 }
@@ -348,79 +127,18 @@ void LlamaEngine::Shutdown() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::vector<int32_t> LlamaEngine::Tokenize(std::string_view text, bool add_special,
-                                           bool parse_special) const {
-  // A token covers at least one byte; room for the BOS/EOS the vocabulary may add.
-  std::vector<int32_t> tokens(text.size() + 4);
-  int32_t n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                             static_cast<int32_t>(tokens.size()), add_special, parse_special);
-  if (n < 0) {
-    tokens.resize(static_cast<size_t>(-n));
-    n = llama_tokenize(vocab_, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
-                       static_cast<int32_t>(tokens.size()), add_special, parse_special);
-  }
-  tokens.resize(static_cast<size_t>(std::max(n, 0)));
-  return tokens;
-}
-
-std::string LlamaEngine::Piece(int32_t token, bool special) const {
-  char buffer[128];
-  int32_t n = llama_token_to_piece(vocab_, token, buffer, sizeof(buffer), 0, special);
-  if (n >= 0) return std::string(buffer, static_cast<size_t>(n));
-  std::string piece(static_cast<size_t>(-n), '\0');
-  n = llama_token_to_piece(vocab_, token, piece.data(), static_cast<int32_t>(piece.size()), 0,
-                           special);
-  piece.resize(static_cast<size_t>(std::max(n, 0)));
-  return piece;
-}
-
 absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
     const std::vector<ChatMessage>& messages) const {
-  if (template_ == nullptr) return template_status_;
-  absl::StatusOr<std::string> prompt = template_->Render(messages, /*add_generation_prompt=*/true);
-  if (!prompt.ok()) return prompt.status();
-  // As llama.cpp's server does: the tokenizer adds BOS itself, so a template that writes it
-  // too would give two.
-  const std::string& bos = template_->bos_token();
-  if (llama_vocab_get_add_bos(vocab_) && !bos.empty() && prompt->starts_with(bos)) {
-    prompt->erase(0, bos.size());
-  }
-  return prompt;
+  return preparer_.ApplyChatTemplate(messages);
 }
 
 void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   // Cheap checks first, on the caller's thread; rendering and tokenising on the preparation
   // thread (the class comment).
+  if (absl::Status checked = preparer_.Check(*request); !checked.ok()) {
+    return Fail(*request, checked);
+  }
   const int n = request->n;
-  if (n < 1 || n > kMaxChoices) {
-    return Fail(*request, absl::InvalidArgumentError(
-                              StrCat("'n' must be between 1 and ", kMaxChoices, ", got ", n)));
-  }
-  const size_t bytes = PromptBytes(*request);
-  const size_t most = static_cast<size_t>(options_.context_length) * max_token_bytes_;
-  if (bytes > most) {
-    return Fail(*request, absl::InvalidArgumentError(StrCat(
-                              "the prompt is ", bytes, " bytes; a sequence of this model holds ",
-                              options_.context_length,
-                              " tokens (parameters.context_length), and no prompt of more than ",
-                              most, " bytes fits in that many of its tokens")));
-  }
-  const int32_t vocabulary = llama_vocab_n_tokens(vocab_);
-  for (const TokenBias& bias : request->sampling.logit_bias) {
-    if (bias.token < 0 || bias.token >= vocabulary) {
-      return Fail(*request,
-                  absl::InvalidArgumentError(StrCat("'logit_bias' names token ", bias.token,
-                                                    ", but this model's "
-                                                    "vocabulary has tokens 0 to ",
-                                                    vocabulary - 1)));
-    }
-  }
-  const int64_t cap = options_.max_output_tokens();
-  if (request->max_tokens > cap) {
-    return Fail(*request, absl::InvalidArgumentError(StrCat("max_tokens ", request->max_tokens,
-                                                            " exceeds this model's limit of ", cap,
-                                                            " (parameters.max_tokens)")));
-  }
   absl::Status refused;
   {
     MutexLock lock(&mu_);
@@ -437,66 +155,6 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   incoming_work_.NotifyOne();
 }
 
-absl::StatusOr<std::vector<int32_t>> LlamaEngine::TokenizeChat(
-    const std::vector<ChatMessage>& messages) const {
-  ASSIGN_OR_RETURN(std::string rendered, ApplyChatTemplate(messages));
-  if (options_.special_tokens_in_messages) return Tokenize(rendered);
-  // The contents as plain text (prompt_segments.h): the template rendered a second time with
-  // markers for the contents says where they stand.
-  absl::StatusOr<std::string> marked = ApplyChatTemplate(MarkedMessages(messages));
-  std::optional<std::vector<PromptSegment>> segments;
-  if (marked.ok()) segments = SplitRenderedPrompt(rendered, *marked, messages);
-  if (!segments) {
-    // The template looks at the contents, so they cannot be told apart from its text: a
-    // content that holds special-token text is refused rather than tokenised as control.
-    for (size_t i = 0; i < messages.size(); ++i) {
-      for (int32_t token : Tokenize(messages[i].content, false, true)) {
-        if (llama_vocab_get_attr(vocab_, token) &
-            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED)) {
-          return absl::InvalidArgumentError(StrCat(
-              "messages[", i, "].content holds the text of the special token '", Piece(token, true),
-              "', which this model's chat template does not let inferd keep as plain text; "
-              "remove it (or the operator may set parameters.special_tokens_in_messages)"));
-        }
-      }
-    }
-    return Tokenize(rendered);
-  }
-  std::vector<int32_t> tokens;
-  bool first = true;
-  for (const PromptSegment& segment : *segments) {
-    // BOS (when the vocabulary wants it) once, before the first segment.
-    std::vector<int32_t> part = Tokenize(segment.text, first, !segment.content);
-    first = false;
-    tokens.insert(tokens.end(), part.begin(), part.end());
-  }
-  if (first) tokens = Tokenize("");
-  return tokens;
-}
-
-absl::StatusOr<LlamaEngine::Prepared> LlamaEngine::Prepare(const GenerateRequest& request) const {
-  std::vector<int32_t> tokens;
-  if (request.chat) {
-    ASSIGN_OR_RETURN(tokens, TokenizeChat(request.messages));
-  } else {
-    // A raw prompt is the client's whole prompt, special tokens and all (as llama.cpp's
-    // server takes it).
-    tokens = Tokenize(request.prompt);
-  }
-  if (tokens.empty()) return absl::InvalidArgumentError("the prompt is empty (it has no tokens)");
-  const int64_t n_prompt = static_cast<int64_t>(tokens.size());
-  if (n_prompt >= options_.context_length) {
-    return absl::InvalidArgumentError(
-        StrCat("the prompt has ", n_prompt, " tokens, but a sequence of this model holds ",
-               options_.context_length,
-               " tokens, prompt and output together (parameters.context_length)"));
-  }
-  Prepared prepared;
-  prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));
-  prepared.max_tokens = request.max_tokens > 0 ? request.max_tokens : options_.max_output_tokens();
-  return prepared;
-}
-
 void LlamaEngine::PrepareLoop() {
   while (true) {
     std::unique_ptr<GenerateRequest> request;
@@ -509,14 +167,14 @@ void LlamaEngine::PrepareLoop() {
       request = std::move(incoming_.front());
       incoming_.pop_front();
     }
-    absl::StatusOr<Prepared> prepared;
+    absl::StatusOr<PreparedRequest> prepared;
     if (request->cancelled->load(std::memory_order_acquire)) {
       prepared = absl::CancelledError("the client went away");
     } else if (request->deadline && Clock::now() >= *request->deadline) {
       prepared = absl::DeadlineExceededError(
           "the request's deadline passed before its prompt was processed");
     } else {
-      prepared = Prepare(*request);
+      prepared = preparer_.Prepare(*request);
     }
     const int n = request->n;
     absl::Status refused = prepared.status();
@@ -569,7 +227,7 @@ void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
   }
   auto job = std::make_unique<EmbedJob>();
   for (size_t i = 0; i < request->inputs.size(); ++i) {
-    std::vector<int32_t> tokens = Tokenize(request->inputs[i]);
+    std::vector<int32_t> tokens = tokenizer_.Tokenize(request->inputs[i]);
     const int64_t n = static_cast<int64_t>(tokens.size());
     if (n == 0 || n > embedder_->max_tokens()) {
       return fail(absl::InvalidArgumentError(
@@ -765,13 +423,13 @@ void LlamaEngine::Loop() {
       ++sampled;
       if (slot->generated == 0) slot->first_token = end;
       ++slot->generated;
-      if (llama_vocab_is_eog(vocab_, token)) {
+      if (llama_vocab_is_eog(tokenizer_.vocab(), token)) {
         Finish(*slot, absl::OkStatus(), FinishReason::kStop);
         continue;
       }
       GenerationEvent event;
       event.choice = slot->choice;
-      event.text = slot->text->Add(Piece(token));
+      event.text = slot->text->Add(tokenizer_.Piece(token));
       event.tokens = 1;
       if (!event.text.empty()) Deliver(*slot->request, std::move(event));
       if (slot->text->stopped()) {
@@ -860,7 +518,7 @@ bool LlamaEngine::Admit() {
     slot->max_tokens = queued.max_tokens;
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
-    slot->sampler = MakeSampler(sampling, llama_vocab_n_tokens(vocab_));
+    slot->sampler = MakeSamplerChain(sampling, tokenizer_.vocabulary_size());
     slot->text.emplace(slot->request->stop);
     slot->next = -1;
     slot->generated = 0;

@@ -7,9 +7,9 @@
 // chain, and reports the new text. Sequences join and leave between steps; a cancelled or
 // expired request leaves at the next step and its slot is free again.
 //
-// Requests are prepared on a thread of their own: chat messages rendered (their contents
-// tokenised as plain text, prompt_segments.h), the prompt tokenised once for all of a
-// request's n choices, checked against the context, then queued as n sequences. Neither the
+// Requests are prepared on a thread of their own (request_preparer.h): chat messages rendered
+// (their contents tokenised as plain text, prompt_segments.h), the prompt tokenised once for all of
+// a request's n choices, checked against the context, then queued as n sequences. Neither the
 // caller (an I/O thread) nor the decode thread does work in proportion to a client's prompt;
 // a prompt longer in bytes than the context could hold in this vocabulary's longest tokens is
 // refused before it is tokenised at all.
@@ -25,22 +25,21 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "backends/llama/chat_template.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
+#include "backends/llama/request_preparer.h"
 #include "backends/llama/sequence_queue.h"
+#include "backends/llama/tokenizer.h"
 #include "common/mutex.h"
 #include "core/generation.h"
 
 struct llama_model;
 struct llama_context;
-struct llama_vocab;
 
 namespace inferd {
 
@@ -68,7 +67,6 @@ class LlamaEngine : public GenerativeModel {
  private:
   struct Slot;
   struct EmbedJob;
-  struct Prepared;
 
   // `embedder`: null unless parameters.embeddings.
   LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
@@ -77,10 +75,6 @@ class LlamaEngine : public GenerativeModel {
   void Loop();
   // The preparation thread: renders and tokenises incoming requests, then queues them.
   void PrepareLoop();
-  absl::StatusOr<Prepared> Prepare(const GenerateRequest& request) const;
-  // The prompt of a chat request: the template's text with special tokens, the contents
-  // without (unless parameters.special_tokens_in_messages).
-  absl::StatusOr<std::vector<int32_t>> TokenizeChat(const std::vector<ChatMessage>& messages) const;
   // One step; false when there was nothing to do.
   bool Step();
   // Moves queued requests into free slots; drops cancelled and expired ones. True when it
@@ -92,25 +86,15 @@ class LlamaEngine : public GenerativeModel {
   void EmbedStep();
   // Answers the running embeddings request with `status` (OK: its result).
   void FinishEmbedding(absl::Status status);
-  // Tokens of `text` as the engine sees a prompt (special tokens parsed, BOS added when the
-  // vocabulary wants it).
-  std::vector<int32_t> Tokenize(std::string_view text, bool add_special = true,
-                                bool parse_special = true) const;
-  // The text of `token`; a special token's own text only when `special`.
-  std::string Piece(int32_t token, bool special = false) const;
 
   llama_model* const model_;
   llama_context* const context_;
-  const llama_vocab* const vocab_;
+  const Tokenizer tokenizer_;
+  const RequestPreparer preparer_;  // uses tokenizer_
   const LlamaOptions options_;
-  std::unique_ptr<Embedder> embedder_;      // null: no embeddings
-  std::unique_ptr<ChatTemplate> template_;  // null: the file has none
-  absl::Status template_status_;            // why there is none
+  std::unique_ptr<Embedder> embedder_;  // null: no embeddings
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
-  // The longest text one token stands for: a prompt of more than context_length times this
-  // many bytes cannot fit, whatever it says.
-  size_t max_token_bytes_ = 1;
 
   mutable Mutex mu_;
   CondVar work_;

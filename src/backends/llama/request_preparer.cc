@@ -1,0 +1,151 @@
+#include "backends/llama/request_preparer.h"
+
+#include <optional>
+#include <utility>
+
+#include <llama.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/llama/prompt_segments.h"
+#include "common/status_macros.h"
+#include "common/strings.h"
+
+namespace inferd {
+
+RequestPreparer::RequestPreparer(const llama_model* model, const Tokenizer& tokenizer,
+                                 const LlamaOptions& options)
+    : tokenizer_(tokenizer), options_(options) {
+  const char* source = llama_model_chat_template(model, nullptr);
+  if (source == nullptr) {
+    template_status_ = absl::FailedPreconditionError(
+        "the model file has no chat template (tokenizer.chat_template); use /v1/completions "
+        "with a prompt instead");
+    return;
+  }
+  const llama_vocab* vocab = tokenizer_.vocab();
+  auto special = [vocab](llama_token token) {
+    if (token == LLAMA_TOKEN_NULL) return std::string();
+    char buffer[256];
+    const int32_t n = llama_token_to_piece(vocab, token, buffer, sizeof(buffer), 0, true);
+    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+  };
+  absl::StatusOr<std::unique_ptr<ChatTemplate>> parsed = ChatTemplate::Create(
+      source, special(llama_vocab_bos(vocab)), special(llama_vocab_eos(vocab)));
+  if (parsed.ok()) {
+    template_ = *std::move(parsed);
+  } else {
+    template_status_ = parsed.status();
+    spdlog::warn("llama: {}", std::string(template_status_.message()));
+  }
+}
+
+RequestPreparer::~RequestPreparer() = default;
+
+absl::Status RequestPreparer::Check(const GenerateRequest& request) const {
+  const int n = request.n;
+  if (n < 1 || n > kMaxChoices) {
+    return absl::InvalidArgumentError(
+        StrCat("'n' must be between 1 and ", kMaxChoices, ", got ", n));
+  }
+  const size_t bytes = PromptBytes(request);
+  const size_t most = static_cast<size_t>(options_.context_length) * tokenizer_.max_token_bytes();
+  if (bytes > most) {
+    return absl::InvalidArgumentError(StrCat(
+        "the prompt is ", bytes, " bytes; a sequence of this model holds ", options_.context_length,
+        " tokens (parameters.context_length), and no prompt of more than ", most,
+        " bytes fits in that many of its tokens"));
+  }
+  const int32_t vocabulary = tokenizer_.vocabulary_size();
+  for (const TokenBias& bias : request.sampling.logit_bias) {
+    if (bias.token < 0 || bias.token >= vocabulary) {
+      return absl::InvalidArgumentError(StrCat("'logit_bias' names token ", bias.token,
+                                               ", but this model's "
+                                               "vocabulary has tokens 0 to ",
+                                               vocabulary - 1));
+    }
+  }
+  const int64_t cap = options_.max_output_tokens();
+  if (request.max_tokens > cap) {
+    return absl::InvalidArgumentError(StrCat("max_tokens ", request.max_tokens,
+                                             " exceeds this model's limit of ", cap,
+                                             " (parameters.max_tokens)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> RequestPreparer::ApplyChatTemplate(
+    const std::vector<ChatMessage>& messages) const {
+  if (template_ == nullptr) return template_status_;
+  absl::StatusOr<std::string> prompt = template_->Render(messages, /*add_generation_prompt=*/true);
+  if (!prompt.ok()) return prompt.status();
+  // As llama.cpp's server does: the tokenizer adds BOS itself, so a template that writes it
+  // too would give two.
+  const std::string& bos = template_->bos_token();
+  if (llama_vocab_get_add_bos(tokenizer_.vocab()) && !bos.empty() && prompt->starts_with(bos)) {
+    prompt->erase(0, bos.size());
+  }
+  return prompt;
+}
+
+absl::StatusOr<std::vector<int32_t>> RequestPreparer::TokenizeChat(
+    const std::vector<ChatMessage>& messages) const {
+  ASSIGN_OR_RETURN(std::string rendered, ApplyChatTemplate(messages));
+  if (options_.special_tokens_in_messages) return tokenizer_.Tokenize(rendered);
+  // The contents as plain text (prompt_segments.h): the template rendered a second time with
+  // markers for the contents says where they stand.
+  absl::StatusOr<std::string> marked = ApplyChatTemplate(MarkedMessages(messages));
+  std::optional<std::vector<PromptSegment>> segments;
+  if (marked.ok()) segments = SplitRenderedPrompt(rendered, *marked, messages);
+  if (!segments) {
+    // The template looks at the contents, so they cannot be told apart from its text: a
+    // content that holds special-token text is refused rather than tokenised as control.
+    for (size_t i = 0; i < messages.size(); ++i) {
+      for (int32_t token : tokenizer_.Tokenize(messages[i].content, false, true)) {
+        if (llama_vocab_get_attr(tokenizer_.vocab(), token) &
+            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED)) {
+          return absl::InvalidArgumentError(
+              StrCat("messages[", i, "].content holds the text of the special token '",
+                     tokenizer_.Piece(token, true),
+                     "', which this model's chat template does not let inferd keep as plain text; "
+                     "remove it (or the operator may set parameters.special_tokens_in_messages)"));
+        }
+      }
+    }
+    return tokenizer_.Tokenize(rendered);
+  }
+  std::vector<int32_t> tokens;
+  bool first = true;
+  for (const PromptSegment& segment : *segments) {
+    // BOS (when the vocabulary wants it) once, before the first segment.
+    std::vector<int32_t> part = tokenizer_.Tokenize(segment.text, first, !segment.content);
+    first = false;
+    tokens.insert(tokens.end(), part.begin(), part.end());
+  }
+  if (first) tokens = tokenizer_.Tokenize("");
+  return tokens;
+}
+
+absl::StatusOr<PreparedRequest> RequestPreparer::Prepare(const GenerateRequest& request) const {
+  std::vector<int32_t> tokens;
+  if (request.chat) {
+    ASSIGN_OR_RETURN(tokens, TokenizeChat(request.messages));
+  } else {
+    // A raw prompt is the client's whole prompt, special tokens and all (as llama.cpp's
+    // server takes it).
+    tokens = tokenizer_.Tokenize(request.prompt);
+  }
+  if (tokens.empty()) return absl::InvalidArgumentError("the prompt is empty (it has no tokens)");
+  const int64_t n_prompt = static_cast<int64_t>(tokens.size());
+  if (n_prompt >= options_.context_length) {
+    return absl::InvalidArgumentError(
+        StrCat("the prompt has ", n_prompt, " tokens, but a sequence of this model holds ",
+               options_.context_length,
+               " tokens, prompt and output together (parameters.context_length)"));
+  }
+  PreparedRequest prepared;
+  prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));
+  prepared.max_tokens = request.max_tokens > 0 ? request.max_tokens : options_.max_output_tokens();
+  return prepared;
+}
+
+}  // namespace inferd

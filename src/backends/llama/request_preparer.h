@@ -1,0 +1,66 @@
+// Turns a generation request into what the decode loop runs: checks it, renders its chat
+// messages with the model's template and tokenises the prompt.
+//
+// The cheap checks (Check) run on the caller's thread before the request is queued; the
+// rendering and tokenising (Prepare) on the engine's preparation thread, because their cost
+// grows with the client's prompt (llama_engine.h).
+//
+// Thread-safety: const after construction; every method may run on several threads at once.
+// Ownership: borrows the tokenizer, which must outlive this.
+#ifndef INFERD_BACKENDS_LLAMA_REQUEST_PREPARER_H_
+#define INFERD_BACKENDS_LLAMA_REQUEST_PREPARER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "backends/llama/chat_template.h"
+#include "backends/llama/llama_options.h"
+#include "backends/llama/tokenizer.h"
+#include "core/generation.h"
+
+struct llama_model;
+
+namespace inferd {
+
+// A request ready to queue: its prompt (shared by its n choices) and its output limit.
+struct PreparedRequest {
+  std::shared_ptr<const std::vector<int32_t>> prompt;
+  int64_t max_tokens = 0;
+};
+
+class RequestPreparer {
+ public:
+  // Reads the chat template from `model` (a file without one, or with one llama.cpp's Jinja
+  // engine cannot parse, serves prompts only).
+  RequestPreparer(const llama_model* model, const Tokenizer& tokenizer,
+                  const LlamaOptions& options);
+  ~RequestPreparer();
+
+  // InvalidArgument when the request cannot be served whatever its prompt's tokens turn out
+  // to be: n, a prompt too long in bytes for the context, a logit bias outside the
+  // vocabulary, max_tokens over the model's limit. Costs nothing in proportion to the prompt.
+  absl::Status Check(const GenerateRequest& request) const;
+  // The request's prompt tokens and output limit; InvalidArgument when its messages do not
+  // render or its prompt does not fit the context.
+  absl::StatusOr<PreparedRequest> Prepare(const GenerateRequest& request) const;
+  // The prompt text for `messages` (the assistant's turn opened).
+  absl::StatusOr<std::string> ApplyChatTemplate(const std::vector<ChatMessage>& messages) const;
+
+ private:
+  // The prompt of a chat request: the template's text with special tokens, the contents
+  // without (unless parameters.special_tokens_in_messages).
+  absl::StatusOr<std::vector<int32_t>> TokenizeChat(const std::vector<ChatMessage>& messages) const;
+
+  const Tokenizer& tokenizer_;
+  const LlamaOptions options_;
+  std::unique_ptr<ChatTemplate> template_;  // null: the file has none
+  absl::Status template_status_;            // why there is none
+};
+
+}  // namespace inferd
+
+#endif  // INFERD_BACKENDS_LLAMA_REQUEST_PREPARER_H_
