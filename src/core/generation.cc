@@ -14,7 +14,16 @@ size_t PromptBytes(const GenerateRequest& request) {
   return bytes;
 }
 
+std::string_view OutputFormatField(const OutputFormat& format) {
+  return format.kind == OutputFormat::Kind::kGrammar ? "grammar" : "response_format";
+}
+
 absl::Status CheckGenerateRequest(const GenerateRequest& request) {
+  if (request.output_format.text.size() > kMaxOutputFormatBytes) {
+    return absl::InvalidArgumentError(StrCat("'", OutputFormatField(request.output_format), "' is ",
+                                             request.output_format.text.size(), " bytes; at most ",
+                                             kMaxOutputFormatBytes, " are allowed"));
+  }
   if (request.id.size() > kMaxClientIdBytes) {
     return absl::InvalidArgumentError(StrCat("the request id is ", request.id.size(),
                                              " bytes; at most ", kMaxClientIdBytes,

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -72,6 +73,23 @@ struct SamplingParams {
   std::vector<TokenBias> logit_bias;
 };
 
+// What the output must be: free text, or text a grammar allows (OpenAI's response_format
+// json_object and json_schema, llama.cpp's server's GBNF `grammar`). The model compiles the
+// format into a grammar that masks, at every step, each token that would break it.
+struct OutputFormat {
+  enum class Kind { kText, kJsonObject, kJsonSchema, kGrammar };
+  Kind kind = Kind::kText;
+  // kJsonSchema: the schema as JSON text; kGrammar: GBNF text; empty otherwise.
+  std::string text;
+};
+
+// A schema or grammar is compiled on the model's preparation thread, in time and memory that
+// grow with its size: 64 KiB is far more than any real schema needs.
+inline constexpr size_t kMaxOutputFormatBytes = 64 << 10;
+
+// The request field an OutputFormat came from, for errors: 'response_format' or 'grammar'.
+std::string_view OutputFormatField(const OutputFormat& format);
+
 enum class FinishReason { kNone, kStop, kLength };
 
 struct GenerationUsage {
@@ -103,6 +121,7 @@ struct GenerateRequest {
   SamplingParams sampling;
   int64_t max_tokens = 0;  // 0: the model's limit
   std::vector<std::string> stop;
+  OutputFormat output_format;
   // Choices generated from the one prompt (OpenAI's "n"), 1 ..< kMaxChoices: the prompt is
   // rendered and tokenised once, each choice is a sequence of its own; with a seed, choice i
   // samples with seed + i, so the choices differ and each is repeatable.
@@ -162,7 +181,8 @@ struct GenerationStats {
 // The limits every generation entry point applies, in one place (InferencePath::Generate):
 // at most kMaxPromptBytes of prompt text (all messages together), 1..kMaxChoices choices, at
 // most kMaxStopStrings stop strings of kMaxStopBytes each, max_tokens >= 0, an id of at most
-// kMaxClientIdBytes. InvalidArgument naming the field. The model checks the rest against
+// kMaxClientIdBytes, a schema or grammar of at most kMaxOutputFormatBytes. InvalidArgument
+// naming the field. The model checks the rest against
 // itself (the prompt's tokens against its context, max_tokens against its cap).
 absl::Status CheckGenerateRequest(const GenerateRequest& request);
 // The bytes of a request's prompt text: the prompt, or every message's role and content.

@@ -41,6 +41,18 @@ TEST(CheckGenerateRequestTest, BoundsTheId) {
   EXPECT_THAT(MessageOf(CheckGenerateRequest(request)), HasSubstr("request id is 257 bytes"));
 }
 
+TEST(CheckGenerateRequestTest, BoundsASchemaOrGrammarNamingItsField) {
+  GenerateRequest request;
+  request.prompt = "Hello";
+  request.output_format.kind = OutputFormat::Kind::kGrammar;
+  request.output_format.text.resize(kMaxOutputFormatBytes, 'a');
+  EXPECT_TRUE(CheckGenerateRequest(request).ok());
+  request.output_format.text.resize(kMaxOutputFormatBytes + 1, 'a');
+  EXPECT_THAT(MessageOf(CheckGenerateRequest(request)), HasSubstr("'grammar' is 65537 bytes"));
+  request.output_format.kind = OutputFormat::Kind::kJsonSchema;
+  EXPECT_THAT(MessageOf(CheckGenerateRequest(request)), HasSubstr("'response_format' is 65537"));
+}
+
 TEST(CheckGenerateRequestTest, BoundsChoicesStopsAndMaxTokens) {
   GenerateRequest request;
   request.prompt = "Hi";

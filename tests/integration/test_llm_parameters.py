@@ -59,7 +59,6 @@ def test_a_logit_bias_token_outside_the_vocabulary_is_refused(client):
 
 @pytest.mark.parametrize("field", [
     {"logprobs": True, "top_logprobs": 2},
-    {"response_format": {"type": "json_object"}},
     {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
      "tool_choice": "required"},
     {"user": "end-user-1"},

@@ -1,6 +1,7 @@
 #include "backends/llama/llama_engine.h"
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 #include <utility>
 
@@ -185,7 +186,8 @@ void LlamaEngine::PrepareLoop() {
         std::shared_ptr<GenerateRequest> shared = std::move(request);
         std::vector<QueuedChoice> choices;
         for (int choice = 0; choice < n; ++choice) {
-          choices.push_back({shared, prepared->prompt, choice, prepared->max_tokens});
+          choices.push_back(
+              {shared, prepared->prompt, choice, prepared->max_tokens, prepared->grammar});
         }
         sequences_.Release(n, std::move(choices));
       } else {
@@ -418,7 +420,17 @@ void LlamaEngine::Loop() {
     int64_t sampled = 0;
     for (auto& slot : slots_) {
       if (slot->request == nullptr || slot->batch_index < 0) continue;
-      const int32_t token = llama_sampler_sample(slot->sampler.get(), context_, slot->batch_index);
+      int32_t token = -1;
+      try {
+        token = llama_sampler_sample(slot->sampler.get(), context_, slot->batch_index);
+      } catch (const std::exception& e) {
+        // A grammar sampler throws when its grammar has no way on (a client's grammar that no
+        // token of this vocabulary can continue): that sequence ends, the others go on.
+        slot->batch_index = -1;
+        Finish(*slot, absl::InvalidArgumentError(StrCat("the output grammar failed: ", e.what())),
+               FinishReason::kNone);
+        continue;
+      }
       slot->batch_index = -1;
       ++sampled;
       if (slot->generated == 0) slot->first_token = end;
@@ -518,7 +530,7 @@ bool LlamaEngine::Admit() {
     slot->max_tokens = queued.max_tokens;
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
-    slot->sampler = MakeSamplerChain(sampling, tokenizer_.vocabulary_size());
+    slot->sampler = MakeSamplerChain(sampling, tokenizer_.vocabulary_size(), queued.grammar.get());
     slot->text.emplace(slot->request->stop);
     slot->next = -1;
     slot->generated = 0;

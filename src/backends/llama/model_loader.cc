@@ -2,40 +2,18 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include <llama.h>
-#include <spdlog/spdlog.h>
 
+#include "backends/llama/llama_log.h"
 #include "common/cores.h"
 #include "common/strings.h"
 
 namespace inferd {
 namespace {
-
-// llama.cpp logs every tensor at load to stderr; only its warnings and errors reach our log.
-void ForwardLlamaLog(ggml_log_level level, const char* text, void*) {
-  std::string_view message(text);
-  while (!message.empty() && message.back() == '\n') message.remove_suffix(1);
-  if (message.empty()) return;
-  if (level == GGML_LOG_LEVEL_ERROR) {
-    spdlog::error("llama.cpp: {}", message);
-  } else if (level == GGML_LOG_LEVEL_WARN) {
-    spdlog::warn("llama.cpp: {}", message);
-  }
-}
-
-void InitLlamaOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llama_log_set(ForwardLlamaLog, nullptr);
-    llama_backend_init();
-  });
-}
 
 ggml_type KvType(const std::string& name) {
   if (name == "f32") return GGML_TYPE_F32;

@@ -6,7 +6,9 @@
 #include <llama.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/llama/output_grammar.h"
 #include "backends/llama/prompt_segments.h"
+#include "backends/llama/sampler_chain.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
@@ -145,6 +147,13 @@ absl::StatusOr<PreparedRequest> RequestPreparer::Prepare(const GenerateRequest& 
   PreparedRequest prepared;
   prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));
   prepared.max_tokens = request.max_tokens > 0 ? request.max_tokens : options_.max_output_tokens();
+  // Free text, the common case, costs nothing here.
+  const OutputFormat& format = request.output_format;
+  if (format.kind != OutputFormat::Kind::kText) {
+    ASSIGN_OR_RETURN(const std::string gbnf, OutputGrammar(format));
+    ASSIGN_OR_RETURN(prepared.grammar,
+                     CompileGrammar(tokenizer_.vocab(), gbnf, OutputFormatField(format)));
+  }
   return prepared;
 }
 

@@ -23,13 +23,16 @@
 #include "core/generation.h"
 
 struct llama_model;
+struct llama_sampler;
 
 namespace inferd {
 
-// A request ready to queue: its prompt (shared by its n choices) and its output limit.
+// A request ready to queue: its prompt (shared by its n choices), its output limit and the
+// grammar its output must follow (null: free text).
 struct PreparedRequest {
   std::shared_ptr<const std::vector<int32_t>> prompt;
   int64_t max_tokens = 0;
+  std::shared_ptr<const llama_sampler> grammar;
 };
 
 class RequestPreparer {
@@ -44,8 +47,9 @@ class RequestPreparer {
   // to be: n, a prompt too long in bytes for the context, a logit bias outside the
   // vocabulary, max_tokens over the model's limit. Costs nothing in proportion to the prompt.
   absl::Status Check(const GenerateRequest& request) const;
-  // The request's prompt tokens and output limit; InvalidArgument when its messages do not
-  // render or its prompt does not fit the context.
+  // The request's prompt tokens, output limit and compiled output grammar; InvalidArgument
+  // when its messages do not render, its prompt does not fit the context, or its schema or
+  // grammar cannot be enforced.
   absl::StatusOr<PreparedRequest> Prepare(const GenerateRequest& request) const;
   // The prompt text for `messages` (the assistant's turn opened).
   absl::StatusOr<std::string> ApplyChatTemplate(const std::vector<ChatMessage>& messages) const;

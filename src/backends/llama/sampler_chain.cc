@@ -1,15 +1,21 @@
 #include "backends/llama/sampler_chain.h"
 
+#include <exception>
 #include <vector>
 
 #include <llama.h>
+
+#include "backends/llama/llama_log.h"
+#include "common/strings.h"
 
 namespace inferd {
 
 void SamplerDeleter::operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
 
-SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary) {
+SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary,
+                            const llama_sampler* grammar) {
   SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+  if (grammar != nullptr) llama_sampler_chain_add(chain.get(), llama_sampler_clone(grammar));
   // Biases and penalties change the logits whatever picks the token, greedy included; they
   // cost nothing when unused (not in the chain).
   if (!params.logit_bias.empty()) {
@@ -47,6 +53,24 @@ SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary) {
   llama_sampler_chain_add(chain.get(),
                           llama_sampler_init_dist(params.seed.value_or(LLAMA_DEFAULT_SEED)));
   return chain;
+}
+
+absl::StatusOr<std::shared_ptr<const llama_sampler>> CompileGrammar(const llama_vocab* vocab,
+                                                                    const std::string& gbnf,
+                                                                    std::string_view field) {
+  LlamaErrorCapture capture;
+  llama_sampler* grammar = nullptr;
+  try {
+    grammar = llama_sampler_init_grammar(vocab, gbnf.c_str(), "root");
+  } catch (const std::exception& e) {
+    capture.Add(e.what());
+  }
+  if (grammar == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat("'", field, "': llama.cpp could not compile the grammar",
+               capture.errors().empty() ? std::string() : StrCat(" (", capture.errors(), ")")));
+  }
+  return std::shared_ptr<const llama_sampler>(grammar, SamplerDeleter());
 }
 
 }  // namespace inferd

@@ -9,10 +9,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
+#include "absl/status/statusor.h"
 #include "core/generation.h"
 
 struct llama_sampler;
+struct llama_vocab;
 
 namespace inferd {
 
@@ -22,8 +26,18 @@ struct SamplerDeleter {
 using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
 
 // llama.cpp's sampler chain in the order its server applies these stages; greedy at
-// temperature 0. `vocabulary`: the model's number of tokens.
-SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary);
+// temperature 0. `vocabulary`: the model's number of tokens. `grammar` (null: none): a
+// compiled grammar, copied into the chain first so that every later stage sees only the
+// tokens it allows; the chain keeps its own parse state.
+SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary,
+                            const llama_sampler* grammar = nullptr);
+
+// `gbnf` compiled for `vocab` (start rule "root"), to hand to MakeSamplerChain, shared by a
+// request's choices; InvalidArgument naming `field` with llama.cpp's reasons when it does not
+// parse. Costs time in proportion to the grammar: not for an I/O thread.
+absl::StatusOr<std::shared_ptr<const llama_sampler>> CompileGrammar(const llama_vocab* vocab,
+                                                                    const std::string& gbnf,
+                                                                    std::string_view field);
 
 }  // namespace inferd
 

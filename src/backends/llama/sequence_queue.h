@@ -22,6 +22,8 @@
 #include "common/clock.h"
 #include "core/generation.h"
 
+struct llama_sampler;
+
 namespace inferd {
 
 // One choice of a prepared request. The choices of a request share it, and its tokens.
@@ -30,6 +32,9 @@ struct QueuedChoice {
   std::shared_ptr<const std::vector<int32_t>> prompt;
   int choice = 0;
   int64_t max_tokens = 0;
+  // The request's compiled output grammar (null: free text), shared by its choices; opaque
+  // here (a llama.cpp sampler).
+  std::shared_ptr<const llama_sampler> grammar;
 };
 
 // A free slot as admission sees it.

@@ -129,7 +129,6 @@ bool IsNeutral(std::string_view key, element value) {
   int64_t number = 0;
   std::string_view text;
   array list;
-  object fields;
   if (key == "logprobs" || key == "echo") {
     return (!value.get(flag) && !flag) || (!value.get(number) && number == 0);
   }
@@ -140,9 +139,6 @@ bool IsNeutral(std::string_view key, element value) {
   if (key == "tool_choice") return !value.get(text) && (text == "none" || text == "auto");
   if (key == "parallel_tool_calls") return !value.get(flag);
   if (key == "store") return !value.get(flag) && !flag;
-  if (key == "response_format") {
-    return !value.get(fields) && !fields["type"].get(text) && text == "text" && fields.size() == 1;
-  }
   return false;
 }
 
@@ -214,6 +210,74 @@ absl::Status ReadSampling(object o, GenerateRequest& request) {
   RETURN_IF_ERROR(ReadStops(o, "stop", &request.stop));
   // An extension (llama.cpp's server has it too): false processes the whole prompt.
   RETURN_IF_ERROR(ReadBool(o, "cache_prompt", &request.cache_prompt));
+  return absl::OkStatus();
+}
+
+// OpenAI's response_format ({"type": "text" | "json_object" | "json_schema"}) and llama.cpp
+// server's `grammar` (GBNF text): what the output must be. Only read here; the model checks
+// the schema or grammar and compiles it, off this thread.
+absl::Status ReadOutputFormat(object o, OutputFormat* out) {
+  element grammar;
+  if (!o["grammar"].get(grammar) && !grammar.is_null()) {
+    std::string_view text;
+    if (grammar.get(text)) return Invalid("'grammar' must be a string (a GBNF grammar)");
+    // An empty grammar asks for nothing (as llama.cpp's server takes it).
+    if (!text.empty()) {
+      out->kind = OutputFormat::Kind::kGrammar;
+      out->text = std::string(text);
+    }
+  }
+  element value;
+  if (o["response_format"].get(value) || value.is_null()) return absl::OkStatus();
+  object format;
+  std::string_view type;
+  if (value.get(format) || format["type"].get(type)) {
+    return Invalid(
+        "'response_format' must be an object with a 'type': text, json_object or json_schema");
+  }
+  if (type == "text" || type == "json_object") {
+    static constexpr std::string_view kFields[] = {"type"};
+    RETURN_IF_ERROR(CheckFields(format, kFields, " in 'response_format'", /*sampling=*/false));
+  } else if (type == "json_schema") {
+    static constexpr std::string_view kFields[] = {"type", "json_schema"};
+    RETURN_IF_ERROR(CheckFields(format, kFields, " in 'response_format'", /*sampling=*/false));
+  } else {
+    return Invalid(StrCat("'response_format' type '", type,
+                          "' is not supported (text, json_object and json_schema are)"));
+  }
+  if (type != "text" && out->kind == OutputFormat::Kind::kGrammar) {
+    return Invalid("give 'response_format' or 'grammar', not both");
+  }
+  if (type == "text") return absl::OkStatus();
+  if (type == "json_object") {
+    out->kind = OutputFormat::Kind::kJsonObject;
+    return absl::OkStatus();
+  }
+  object json_schema;
+  if (format["json_schema"].get(json_schema)) {
+    return Invalid(
+        "'response_format.json_schema' is required with type json_schema: "
+        "{\"name\": ..., \"schema\": {...}}");
+  }
+  // Every schema is enforced exactly: "strict" may say so, or not.
+  static constexpr std::string_view kSchemaFields[] = {"name", "description", "schema", "strict"};
+  RETURN_IF_ERROR(CheckFields(json_schema, kSchemaFields, " in 'response_format.json_schema'",
+                              /*sampling=*/false));
+  std::string_view name;
+  element field;
+  if (!json_schema["name"].get(field) && field.get(name)) {
+    return Invalid("'response_format.json_schema.name' must be a string");
+  }
+  bool strict = true;
+  if (!json_schema["strict"].get(field) && !field.is_null() && field.get(strict)) {
+    return Invalid("'response_format.json_schema.strict' must be true or false");
+  }
+  element schema;
+  if (json_schema["schema"].get(schema) || !schema.is_object()) {
+    return Invalid("'response_format.json_schema.schema' is required: a JSON schema object");
+  }
+  out->kind = OutputFormat::Kind::kJsonSchema;
+  out->text = simdjson::minify(schema);
   return absl::OkStatus();
 }
 
@@ -407,10 +471,18 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     return Invalid("'model' is required: the name of a model this server serves (GET /v1/models)");
   }
   parsed.call.model = std::string(model);
-  static constexpr std::string_view kChatFields[] = {
-      "model", "messages", "n", "stream", "stream_options", "max_tokens", "max_completion_tokens"};
+  static constexpr std::string_view kChatFields[] = {"model",
+                                                     "messages",
+                                                     "n",
+                                                     "stream",
+                                                     "stream_options",
+                                                     "max_tokens",
+                                                     "max_completion_tokens",
+                                                     "response_format",
+                                                     "grammar"};
   static constexpr std::string_view kCompletionFields[] = {
-      "model", "prompt", "n", "stream", "stream_options", "max_tokens"};
+      "model",      "prompt",          "n",      "stream", "stream_options",
+      "max_tokens", "response_format", "grammar"};
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(CheckFields(o, kChatFields, ""));
   } else {
@@ -427,6 +499,7 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     RETURN_IF_ERROR(ReadBool(stream_options, "include_usage", &parsed.call.include_usage));
   }
   RETURN_IF_ERROR(ReadSampling(o, request));
+  RETURN_IF_ERROR(ReadOutputFormat(o, &request.output_format));
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_completion_tokens", request));

@@ -60,10 +60,10 @@ TEST_F(GenerationCodecTest, ReadsAChatRequest) {
 // unless it holds the value that asks for nothing (what client libraries send by default).
 TEST_F(GenerationCodecTest, RefusesFieldsItDoesNotImplementAndAcceptsTheirNeutralValues) {
   const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
-  for (const char* field : {R"("response_format": {"type": "json_object"})", R"("logprobs": true)",
-                            R"("top_logprobs": 3)", R"("tools": [{"type": "function"}])",
-                            R"("tool_choice": "required")", R"("user": "u1")",
-                            R"("no_such_field": 1)", R"("stream_options": {"chunked": true})"}) {
+  for (const char* field :
+       {R"("logprobs": true)", R"("top_logprobs": 3)", R"("tools": [{"type": "function"}])",
+        R"("tool_choice": "required")", R"("user": "u1")", R"("no_such_field": 1)",
+        R"("stream_options": {"chunked": true})"}) {
     auto parsed =
         Parse(StrCat(R"({"model": "m", )", messages, ", ", field, "}"), GenerationApi::kChat);
     ASSERT_FALSE(parsed.ok()) << field;
@@ -90,6 +90,52 @@ TEST_F(GenerationCodecTest, RefusesFieldsItDoesNotImplementAndAcceptsTheirNeutra
               HasSubstr("'temperature' is not supported"));
   EXPECT_THAT(ErrorOf(ParseKServe(R"({"text_input": "p", "parameters": {"stream": true}})")),
               HasSubstr("generate never streams"));
+}
+
+// Structured output (issue 32 item 3): the format is only read here; the model compiles it.
+TEST_F(GenerationCodecTest, ReadsResponseFormatAndGrammar) {
+  const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
+  auto json_object = Parse(
+      StrCat(R"({"model": "m", )", messages, R"(, "response_format": {"type": "json_object"}})"),
+      GenerationApi::kChat);
+  ASSERT_TRUE(json_object.ok()) << json_object.status();
+  EXPECT_EQ(json_object->request->output_format.kind, OutputFormat::Kind::kJsonObject);
+  auto schema = Parse(R"({"model": "m", "prompt": "p", "response_format": {"type": "json_schema",
+      "json_schema": {"name": "n", "strict": true, "schema": {"type": "object",
+      "properties": {"a": {"type": "integer"}}}}}})",
+                      GenerationApi::kCompletion);
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  EXPECT_EQ(schema->request->output_format.kind, OutputFormat::Kind::kJsonSchema);
+  EXPECT_EQ(schema->request->output_format.text,
+            R"({"type":"object","properties":{"a":{"type":"integer"}}})");
+  auto grammar = Parse(R"({"model": "m", "prompt": "p", "grammar": "root ::= \"yes\""})",
+                       GenerationApi::kCompletion);
+  ASSERT_TRUE(grammar.ok()) << grammar.status();
+  EXPECT_EQ(grammar->request->output_format.kind, OutputFormat::Kind::kGrammar);
+  EXPECT_EQ(grammar->request->output_format.text, R"(root ::= "yes")");
+  auto text = Parse(R"({"model": "m", "prompt": "p", "response_format": {"type": "text"}})",
+                    GenerationApi::kCompletion);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->request->output_format.kind, OutputFormat::Kind::kText);
+}
+
+TEST_F(GenerationCodecTest, RefusesResponseFormatsItDoesNotImplementByName) {
+  auto parse = [this](const std::string& fields) {
+    return ErrorOf(Parse(StrCat(R"({"model": "m", "prompt": "p", )", fields, "}"),
+                         GenerationApi::kCompletion));
+  };
+  EXPECT_THAT(parse(R"("response_format": {"type": "xml"})"),
+              HasSubstr("'response_format' type 'xml' is not supported"));
+  EXPECT_THAT(parse(R"("response_format": {"type": "json_object", "schema": {}})"),
+              HasSubstr("'schema' in 'response_format' is not supported"));
+  EXPECT_THAT(parse(R"("response_format": {"type": "json_schema", "json_schema": {"schema": {},
+      "nullable": true}})"),
+              HasSubstr("'nullable' in 'response_format.json_schema' is not supported"));
+  EXPECT_THAT(parse(R"("response_format": {"type": "json_schema", "json_schema": {"name": "n"}})"),
+              HasSubstr("'response_format.json_schema.schema' is required"));
+  EXPECT_THAT(parse(R"("grammar": 5)"), HasSubstr("'grammar' must be a string"));
+  EXPECT_THAT(parse(R"("grammar": "root ::= \"a\"", "response_format": {"type": "json_object"})"),
+              HasSubstr("not both"));
 }
 
 TEST_F(GenerationCodecTest, ReadsPenaltiesMinPAndLogitBias) {
