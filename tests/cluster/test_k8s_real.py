@@ -317,6 +317,41 @@ def test_configmap_edit_reloads_the_model_with_requests_answered(deployed):
     assert client.failed == [], client.failed[:5]
 
 
+def test_rolling_update_to_a_new_image_tag_loses_no_request(deployed):
+    """`kubectl set image` to another tag of the same image: the Deployment replaces its pod
+    (test-local: maxSurge 0, one node and host ports), the old one drains on SIGTERM, and a
+    readiness-following client loses nothing; the gap without a ready pod is reported."""
+    new_tag = f"{IMAGE}-update"
+    docker = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker"
+    subprocess.run([docker, "tag", IMAGE, new_tag], check=True, timeout=60)
+    try:
+        load = cluster_script("load-image", new_tag, timeout_s=600)
+        assert load.returncode == 0, load.stderr[-4000:]
+        old = deployed.json("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=inferd")
+        with _ReadinessGatedClient() as client:
+            assert client.ready.wait(timeout=10)
+            time.sleep(2)
+            began = time.monotonic()
+            deployed.run("-n", NAMESPACE, "set", "image", "deployment/inferd",
+                         f"inferd={new_tag}", f"assemble-repository={new_tag}")
+            deployed.run("-n", NAMESPACE, "rollout", "status", "deployment/inferd",
+                         f"--timeout={ROLLOUT_TIMEOUT_S}s", timeout_s=ROLLOUT_TIMEOUT_S + 30)
+            rolled = time.monotonic() - began
+            answered_before = client.ok
+            deployed.wait_until(lambda: client.ok > answered_before + 10, 60,
+                                "answers from the updated pod")
+        new = deployed.json("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=inferd")
+        assert [p["spec"]["containers"][0]["image"] for p in new["items"]] == [new_tag]
+        assert new["items"][0]["metadata"]["uid"] != old["items"][0]["metadata"]["uid"]
+        _record(f"rolling update to {new_tag} (surge 0, 1 replica): rollout status done after "
+                f"{rolled:.1f} s; {client.ok + len(client.failed)} requests sent = {client.ok} "
+                f"answered correctly + {len(client.failed)} failed; readiness false for "
+                f"{client.not_ready_s:.1f} s (the drain included)")
+        assert client.failed == [], client.failed[:5]
+    finally:
+        subprocess.run([docker, "rmi", new_tag], capture_output=True, timeout=60)
+
+
 def test_delete_pod_with_traffic_flowing_loses_no_request(deployed):
     """`kubectl delete pod` with traffic flowing: SIGTERM turns the pod not-ready at once and
     it keeps serving through the drain (INFERD_DRAIN_SECONDS), so a readiness-following client
