@@ -23,8 +23,13 @@ install_packages() {
   ((${#missing[@]} == 0)) && return
   say "apt: installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-upgrade \
-    "${missing[@]}"
+  local apt=(env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+    --no-upgrade)
+  "${apt[@]}" "${missing[@]}" && return
+  # A Debian point release drops superseded versions from the mirror: take the current ones,
+  # loudly, rather than fail a run for a pin.
+  say "apt: the pinned versions are not all available; installing the current ones instead"
+  "${apt[@]}" "${missing[@]%%=*}"
 }
 
 # The Go toolchain: the machine's go if it is $GO_VERSION; otherwise any go >= 1.21 fetches

@@ -3,6 +3,16 @@
 # Sourced by scripts/k8s-cluster after common.sh. Each PID goes to $K8S_DIR/pids/<name>.pid,
 # which is all `down` uses to stop them; each log to $K8S_DIR/logs/<name>.log.
 
+# Another server on one of our ports would answer our health checks and fool every wait.
+check_ports_free() {
+  local port busy=()
+  for port in "$ETCD_CLIENT_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$KCM_PORT" \
+    "$SCHEDULER_PORT" "$KUBELET_PORT" "$KUBELET_HEALTHZ_PORT"; do
+    ss -Hltn "sport = :$port" | grep -q . && busy+=("$port")
+  done
+  ((${#busy[@]} == 0)) || die "ports already in use on this machine: ${busy[*]} (ss -ltnp shows by whom)"
+}
+
 start_bg() { # <name> <command...>: stdin/stdout/stderr detached, so a caller's pipe never hangs
   local name=$1
   shift
