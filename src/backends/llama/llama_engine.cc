@@ -14,6 +14,7 @@
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
 #include "common/cores.h"
+#include "common/error_detail.h"
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -176,6 +177,13 @@ void FailChoice(GenerateRequest& request, int choice, const absl::Status& status
   event.done = true;
   event.status = status;
   Deliver(request, std::move(event));
+}
+
+// A prompt longer than the model's context, marked so (common/error_detail.h): the field
+// at fault is the chat's messages or the raw prompt.
+absl::Status PromptTooLong(const GenerateRequest& request, absl::Status status) {
+  return WithErrorReason(WithErrorField(std::move(status), request.chat ? "messages" : "prompt"),
+                         ErrorReason::kContextLengthExceeded);
 }
 
 }  // namespace
@@ -399,11 +407,14 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   const size_t bytes = PromptBytes(*request);
   const size_t most = static_cast<size_t>(options_.context_length) * max_token_bytes_;
   if (bytes > most) {
-    return Fail(*request, absl::InvalidArgumentError(StrCat(
-                              "the prompt is ", bytes, " bytes; a sequence of this model holds ",
-                              options_.context_length,
-                              " tokens (parameters.context_length), and no prompt of more than ",
-                              most, " bytes fits in that many of its tokens")));
+    return Fail(
+        *request,
+        PromptTooLong(*request,
+                      absl::InvalidArgumentError(
+                          StrCat("the prompt is ", bytes, " bytes; a sequence of this model holds ",
+                                 options_.context_length,
+                                 " tokens (parameters.context_length), and no prompt of more than ",
+                                 most, " bytes fits in that many of its tokens"))));
   }
   const int32_t vocabulary = llama_vocab_n_tokens(vocab_);
   for (const TokenBias& bias : request->sampling.logit_bias) {
@@ -417,9 +428,11 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   }
   const int64_t cap = options_.max_output_tokens();
   if (request->max_tokens > cap) {
-    return Fail(*request, absl::InvalidArgumentError(StrCat("max_tokens ", request->max_tokens,
-                                                            " exceeds this model's limit of ", cap,
-                                                            " (parameters.max_tokens)")));
+    return Fail(*request,
+                WithErrorField(absl::InvalidArgumentError(StrCat("max_tokens ", request->max_tokens,
+                                                                 " exceeds this model's limit of ",
+                                                                 cap, " (parameters.max_tokens)")),
+                               "max_tokens"));
   }
   absl::Status refused;
   {
@@ -486,10 +499,11 @@ absl::StatusOr<LlamaEngine::Prepared> LlamaEngine::Prepare(const GenerateRequest
   if (tokens.empty()) return absl::InvalidArgumentError("the prompt is empty (it has no tokens)");
   const int64_t n_prompt = static_cast<int64_t>(tokens.size());
   if (n_prompt >= options_.context_length) {
-    return absl::InvalidArgumentError(
-        StrCat("the prompt has ", n_prompt, " tokens, but a sequence of this model holds ",
-               options_.context_length,
-               " tokens, prompt and output together (parameters.context_length)"));
+    return PromptTooLong(
+        request, absl::InvalidArgumentError(
+                     StrCat("the prompt has ", n_prompt,
+                            " tokens, but a sequence of this model holds ", options_.context_length,
+                            " tokens, prompt and output together (parameters.context_length)")));
   }
   Prepared prepared;
   prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));

@@ -7,6 +7,7 @@
 #include "core/repository/version_dirs.h"
 #include "frontends/http/access_reply.h"
 #include "frontends/http/dashboard_handler.h"
+#include "frontends/http/error_shape.h"
 #include "frontends/http/generation_handlers.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
@@ -70,10 +71,12 @@ std::optional<HttpReply> HttpRouter::RefuseBeforeBody(const HttpRequestView& hea
   absl::StatusOr<const ApiKey*> key =
       access->Authenticate(Classify(head), head.Header("Authorization"));
   if (key.ok()) return std::nullopt;
-  return AccessDeniedReply(AccessDenial{key.status()});
+  return InPathErrorShape(head.path, AccessDeniedReply(AccessDenial{key.status()}));
 }
 
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
+  // Every error in its path's shape, the access check's included (error_shape.h).
+  responder = WithErrorShape(ErrorShapeOf(request.path), std::move(responder));
   const AccessPolicy* access = context_.access;
   if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
   const RouteAccess route = Classify(request);
