@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/http_status.h"
+#include "frontends/http/anthropic_codec.h"
 #include "frontends/http/openai_error.h"
 
 namespace inferd {
@@ -42,6 +43,7 @@ class ErrorShapeResponder : public Responder {
 
 ErrorShape ErrorShapeOf(std::string_view path) {
   if (path != "/v1" && !path.starts_with("/v1/")) return ErrorShape::kPlain;
+  if (path == "/v1/messages" || path.starts_with("/v1/messages/")) return ErrorShape::kAnthropic;
   // TF-Serving's REST API shares the /v1/models/ prefix; its paths have a ':' verb
   // (M:predict) or more segments than OpenAI's /v1/models/M.
   if (!path.starts_with("/v1/models/")) return ErrorShape::kOpenAi;
@@ -57,7 +59,8 @@ HttpReply InErrorShape(ErrorShape shape, HttpReply reply) {
   // readiness 503) has only its code.
   const absl::Status status =
       !reply.error.ok() ? reply.error : absl::Status(StatusCodeForHttp(reply.status), "");
-  reply.body = OpenAiErrorBody(reply.status, status);
+  reply.body = shape == ErrorShape::kAnthropic ? AnthropicErrorBody(reply.status, status)
+                                               : OpenAiErrorBody(reply.status, status);
   reply.content_type = "application/json";
   return reply;
 }

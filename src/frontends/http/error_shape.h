@@ -1,6 +1,7 @@
 // Which shape an error body takes on each path, and the one place that gives it that shape.
 // KServe, TF-Serving and inferd's own endpoints answer {"error": "<message>"}; the
-// OpenAI-compatible paths answer OpenAI's error object (openai_error.h), whichever layer
+// OpenAI-compatible paths answer OpenAI's error object (openai_error.h), and Anthropic's
+// Messages API (/v1/messages) Anthropic's (anthropic_codec.h), whichever layer
 // refused the request: the access check (401, 403, 429), the session (413), the router
 // (404, 405), a handler or the model. The router wraps a request's responder with
 // WithErrorShape, and the refusals made before the router (RefuseBeforeBody, the session's
@@ -15,12 +16,13 @@
 namespace inferd {
 
 enum class ErrorShape {
-  kPlain,   // {"error": "<message>"}
-  kOpenAi,  // {"error": {"message", "type", "param", "code"}}
+  kPlain,      // {"error": "<message>"}
+  kOpenAi,     // {"error": {"message", "type", "param", "code"}}
+  kAnthropic,  // {"type": "error", "error": {"type", "message"}}
 };
 
-// kOpenAi for every path under /v1 except TF-Serving's /v1/models/M[/versions/V|/labels/L]
-// :predict; kPlain for the rest.
+// kAnthropic for /v1/messages[/...]; kOpenAi for every other path under /v1 except
+// TF-Serving's /v1/models/M[/versions/V|/labels/L]:predict; kPlain for the rest.
 ErrorShape ErrorShapeOf(std::string_view path);
 
 // `reply` with its error body (status >= 400) rewritten in `shape`, from the error it

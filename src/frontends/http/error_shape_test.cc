@@ -46,6 +46,17 @@ TEST(ErrorShapeTest, KnowsTheOpenAiPathsFromTfServings) {
   EXPECT_FALSE(openai("/predict"));
 }
 
+TEST(ErrorShapeTest, AnthropicsMessagesApiAnswersInAnthropicsShape) {
+  EXPECT_EQ(ErrorShapeOf("/v1/messages"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeOf("/v1/messages/count_tokens"), ErrorShape::kAnthropic);
+  EXPECT_EQ(ErrorShapeOf("/v1/messagesx"), ErrorShape::kOpenAi);
+  const HttpReply reply =
+      InPathErrorShape("/v1/messages", ErrorReply(absl::UnauthenticatedError("no key")));
+  EXPECT_EQ(reply.status, 401u);
+  EXPECT_EQ(reply.body,
+            R"({"type":"error","error":{"type":"authentication_error","message":"no key"}})");
+}
+
 TEST(ErrorShapeTest, TheResponderReshapesSentAndDeferredErrors) {
   struct Recorder : Responder {
     void Send(HttpReply reply) override { sent.push_back(std::move(reply)); }
