@@ -1,5 +1,6 @@
 #include "core/generation.h"
 
+#include "common/error_detail.h"
 #include "common/strings.h"
 #include "core/infer_request.h"
 
@@ -30,9 +31,12 @@ absl::Status CheckGenerateRequest(const GenerateRequest& request) {
                                              " are allowed"));
   }
   if (const size_t bytes = PromptBytes(request); bytes > kMaxPromptBytes) {
-    return absl::InvalidArgumentError(StrCat("the prompt is ", bytes, " bytes; at most ",
-                                             kMaxPromptBytes,
-                                             " are allowed (more than any context holds)"));
+    return WithErrorReason(
+        WithErrorField(absl::InvalidArgumentError(
+                           StrCat("the prompt is ", bytes, " bytes; at most ", kMaxPromptBytes,
+                                  " are allowed (more than any context holds)")),
+                       request.chat ? "messages" : "prompt"),
+        ErrorReason::kContextLengthExceeded);
   }
   if (request.chat && request.messages.empty()) {
     return absl::InvalidArgumentError("'messages' must hold at least one message");

@@ -109,6 +109,9 @@ struct GenerationEvent {
   // InvalidArgument: the prompt does not fit; Cancelled; DeadlineExceeded).
   absl::Status status;
   FinishReason finish_reason = FinishReason::kNone;
+  // With done and kStop: the stop string that ended the text (Anthropic's stop_sequence);
+  // empty when the model ended it.
+  std::string stop_sequence;
   GenerationUsage usage;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/infer_as_generation.h"
@@ -220,8 +221,10 @@ absl::StatusOr<ModelDescription> InferencePath::Describe(std::string_view name,
   ASSIGN_OR_RETURN(ModelManager::Description model, models_->Describe(name));
   const std::vector<int64_t>& served = model.served_versions;
   if (version && !std::binary_search(served.begin(), served.end(), *version)) {
-    return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                      " (served: ", StrJoin(served, ", "), ")"));
+    return WithErrorReason(
+        absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
+                                   " (served: ", StrJoin(served, ", "), ")")),
+        ErrorReason::kUnknownModel);
   }
   ModelDescription description{model.config, std::move(model.platform), served,
                                std::move(model.ready_versions), PolicyFromConfig(*model.config)};

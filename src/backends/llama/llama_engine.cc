@@ -545,7 +545,10 @@ void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   GenerationEvent event;
   event.choice = slot.choice;
   event.done = true;
-  if (status.ok()) event.text = slot.text->Flush();
+  if (status.ok()) {
+    event.text = slot.text->Flush();
+    if (reason == FinishReason::kStop) event.stop_sequence = slot.text->stopped_by();
+  }
   event.status = std::move(status);
   event.finish_reason = reason;
   event.usage.prompt_tokens = static_cast<int64_t>(slot.prompt->size());

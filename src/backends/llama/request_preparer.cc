@@ -9,10 +9,21 @@
 #include "backends/llama/output_grammar.h"
 #include "backends/llama/prompt_segments.h"
 #include "backends/llama/sampler_chain.h"
+#include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace inferd {
+namespace {
+
+// A prompt longer than the model's context, marked so (common/error_detail.h): the field
+// at fault is the chat's messages or the raw prompt.
+absl::Status PromptTooLong(const GenerateRequest& request, absl::Status status) {
+  return WithErrorReason(WithErrorField(std::move(status), request.chat ? "messages" : "prompt"),
+                         ErrorReason::kContextLengthExceeded);
+}
+
+}  // namespace
 
 RequestPreparer::RequestPreparer(const llama_model* model, const Tokenizer& tokenizer,
                                  const LlamaOptions& options)
@@ -52,10 +63,12 @@ absl::Status RequestPreparer::Check(const GenerateRequest& request) const {
   const size_t bytes = PromptBytes(request);
   const size_t most = static_cast<size_t>(options_.context_length) * tokenizer_.max_token_bytes();
   if (bytes > most) {
-    return absl::InvalidArgumentError(StrCat(
-        "the prompt is ", bytes, " bytes; a sequence of this model holds ", options_.context_length,
-        " tokens (parameters.context_length), and no prompt of more than ", most,
-        " bytes fits in that many of its tokens"));
+    return PromptTooLong(
+        request, absl::InvalidArgumentError(
+                     StrCat("the prompt is ", bytes, " bytes; a sequence of this model holds ",
+                            options_.context_length,
+                            " tokens (parameters.context_length), and no prompt of more than ",
+                            most, " bytes fits in that many of its tokens")));
   }
   const int32_t vocabulary = tokenizer_.vocabulary_size();
   for (const TokenBias& bias : request.sampling.logit_bias) {
@@ -68,9 +81,10 @@ absl::Status RequestPreparer::Check(const GenerateRequest& request) const {
   }
   const int64_t cap = options_.max_output_tokens();
   if (request.max_tokens > cap) {
-    return absl::InvalidArgumentError(StrCat("max_tokens ", request.max_tokens,
-                                             " exceeds this model's limit of ", cap,
-                                             " (parameters.max_tokens)"));
+    return WithErrorField(absl::InvalidArgumentError(StrCat("max_tokens ", request.max_tokens,
+                                                            " exceeds this model's limit of ", cap,
+                                                            " (parameters.max_tokens)")),
+                          "max_tokens");
   }
   return absl::OkStatus();
 }
@@ -139,10 +153,11 @@ absl::StatusOr<PreparedRequest> RequestPreparer::Prepare(const GenerateRequest& 
   if (tokens.empty()) return absl::InvalidArgumentError("the prompt is empty (it has no tokens)");
   const int64_t n_prompt = static_cast<int64_t>(tokens.size());
   if (n_prompt >= options_.context_length) {
-    return absl::InvalidArgumentError(
-        StrCat("the prompt has ", n_prompt, " tokens, but a sequence of this model holds ",
-               options_.context_length,
-               " tokens, prompt and output together (parameters.context_length)"));
+    return PromptTooLong(
+        request, absl::InvalidArgumentError(
+                     StrCat("the prompt has ", n_prompt,
+                            " tokens, but a sequence of this model holds ", options_.context_length,
+                            " tokens, prompt and output together (parameters.context_length)")));
   }
   PreparedRequest prepared;
   prepared.prompt = std::make_shared<const std::vector<int32_t>>(std::move(tokens));

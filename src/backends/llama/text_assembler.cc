@@ -50,11 +50,17 @@ std::string TextAssembler::Add(std::string_view piece) {
   // A stop string may start in text already held back: search the held text only, since
   // everything sent was checked against every stop string before.
   size_t stop_at = std::string::npos;
+  const std::string* first = nullptr;
   for (const std::string& stop : stop_) {
-    stop_at = std::min(stop_at, pending_.find(stop));
+    const size_t at = pending_.find(stop);
+    if (at < stop_at) {
+      stop_at = at;
+      first = &stop;
+    }
   }
   if (stop_at != std::string::npos) {
     stopped_ = true;
+    stopped_by_ = *first;
     std::string out = pending_.substr(0, stop_at);
     pending_.clear();
     sent_ += out;

@@ -24,6 +24,8 @@ class TextAssembler {
   std::string Flush();
 
   bool stopped() const { return stopped_; }
+  // The stop string that stopped it (the one that appeared first); empty before.
+  const std::string& stopped_by() const { return stopped_by_; }
   // Everything sent so far.
   const std::string& text() const { return sent_; }
 
@@ -32,6 +34,7 @@ class TextAssembler {
   std::string pending_;  // received, not sent
   std::string sent_;
   bool stopped_ = false;
+  std::string stopped_by_;
 };
 
 // Length of the longest prefix of `text` that ends on a UTF-8 character boundary (an

@@ -32,6 +32,7 @@ TEST(TextAssemblerTest, CutsAtAStopStringAcrossPieces) {
   EXPECT_FALSE(text.stopped());
   EXPECT_EQ(text.Add("er: hi"), "");
   EXPECT_TRUE(text.stopped());
+  EXPECT_EQ(text.stopped_by(), "\nUser:");
   EXPECT_EQ(text.text(), "Sure.");
   EXPECT_EQ(text.Add("more"), "");
 }
@@ -48,6 +49,8 @@ TEST(TextAssemblerTest, StopsAtTheEarliestOfSeveralStops) {
   TextAssembler text({"bb", "a"});
   EXPECT_EQ(text.Add("xxbbya"), "xx");
   EXPECT_TRUE(text.stopped());
+  // The one that ended the text, for Anthropic's stop_sequence.
+  EXPECT_EQ(text.stopped_by(), "bb");
 }
 
 TEST(CompleteUtf8PrefixTest, FindsCharacterBoundaries) {

@@ -10,12 +10,18 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/error_detail.h"
 #include "common/strings.h"
 #include "core/infer_request.h"
 #include "core/memory/process_memory.h"
 #include "core/repository/repository_watcher.h"
 
 namespace inferd {
+
+absl::Status UnknownModelError(std::string_view name) {
+  return WithErrorReason(absl::NotFoundError(StrCat("unknown model '", name, "'")),
+                         ErrorReason::kUnknownModel);
+}
 
 std::string_view ModelStateName(ModelState state) {
   switch (state) {
@@ -123,8 +129,10 @@ absl::StatusOr<int64_t> ModelManager::ChooseVersion(std::string_view name, const
     if (it == entry.versions.end() ||
         (it->second.state != ModelState::kReady &&
          !std::binary_search(entry.wanted.begin(), entry.wanted.end(), *version))) {
-      return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                        " (served: ", StrJoin(ServedVersions(entry), ", "), ")"));
+      return WithErrorReason(
+          absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
+                                     " (served: ", StrJoin(ServedVersions(entry), ", "), ")")),
+          ErrorReason::kUnknownModel);
     }
     return *version;
   }
@@ -154,7 +162,7 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
   if (ModelHandle ready = ServeFromSnapshot(name, version, /*inference=*/false)) return ready;
   MutexLock lock(&mu_);
   auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (found == models_.end()) return UnknownModelError(name);
   const ModelEntry& entry = found->second;
   if (!entry.config_status.ok()) {
     return absl::UnavailableError(
@@ -162,8 +170,10 @@ absl::StatusOr<ModelHandle> ModelManager::Acquire(std::string_view name,
   }
   const std::vector<int64_t> served = ServedVersions(entry);
   if (version && !std::binary_search(served.begin(), served.end(), *version)) {
-    return absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
-                                      " (served: ", StrJoin(served, ", "), ")"));
+    return WithErrorReason(
+        absl::NotFoundError(StrCat("model '", name, "' has no version ", *version,
+                                   " (served: ", StrJoin(served, ", "), ")")),
+        ErrorReason::kUnknownModel);
   }
   for (auto it = entry.versions.rbegin(); it != entry.versions.rend(); ++it) {
     if (version && it->first != *version) continue;
@@ -213,7 +223,7 @@ void ModelManager::AcquireForInference(std::string_view name, std::optional<int6
     MutexLock lock(&mu_);
     auto found = models_.find(name);
     if (found == models_.end()) {
-      answer = absl::NotFoundError(StrCat("unknown model '", name, "'"));
+      answer = UnknownModelError(name);
     } else {
       ModelEntry& entry = found->second;
       absl::StatusOr<int64_t> chosen = ChooseVersion(name, entry, version);
@@ -258,7 +268,7 @@ absl::StatusOr<int64_t> ModelManager::ResolveLabel(std::string_view name,
                                                    std::string_view label) const {
   const std::shared_ptr<const ServingSnapshot> snapshot = Snapshot();
   const ServingModel* model = snapshot->Find(name);
-  if (model == nullptr) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (model == nullptr) return UnknownModelError(name);
   auto it = model->traffic.labels.find(label);
   if (it == model->traffic.labels.end()) {
     std::vector<std::string_view> known;
@@ -272,7 +282,7 @@ absl::StatusOr<int64_t> ModelManager::ResolveLabel(std::string_view name,
 absl::Status ModelManager::SetTrafficRules(std::string_view name, TrafficRules rules) {
   MutexLock lock(&mu_);
   auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (found == models_.end()) return UnknownModelError(name);
   std::vector<int64_t> ready;
   for (const auto& [version, v] : found->second.versions) {
     if (v.state == ModelState::kReady) ready.push_back(version);
@@ -289,7 +299,7 @@ absl::Status ModelManager::SetTrafficRules(std::string_view name, TrafficRules r
 absl::StatusOr<TrafficRules> ModelManager::GetTrafficRules(std::string_view name) const {
   MutexLock lock(&mu_);
   auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (found == models_.end()) return UnknownModelError(name);
   return found->second.traffic;
 }
 
@@ -297,7 +307,7 @@ absl::StatusOr<std::shared_ptr<const ModelConfig>> ModelManager::ConfigOf(
     std::string_view name) const {
   const std::shared_ptr<const ServingSnapshot> snapshot = Snapshot();
   const ServingModel* model = snapshot->Find(name);
-  if (model == nullptr) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (model == nullptr) return UnknownModelError(name);
   if (!model->config_ok || !model->config) {
     return absl::UnavailableError(
         StrCat("model '", name, "' is unavailable: ", model->unavailable));
@@ -308,7 +318,7 @@ absl::StatusOr<std::shared_ptr<const ModelConfig>> ModelManager::ConfigOf(
 absl::StatusOr<ModelManager::Description> ModelManager::Describe(std::string_view name) const {
   MutexLock lock(&mu_);
   auto found = models_.find(name);
-  if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+  if (found == models_.end()) return UnknownModelError(name);
   const ModelEntry& entry = found->second;
   if (!entry.config) {
     return absl::UnavailableError(

@@ -53,6 +53,11 @@
 
 namespace inferd {
 
+// NotFound for a model the repository does not have, marked kUnknownModel
+// (common/error_detail.h) so that protocols with a code for it (OpenAI's model_not_found)
+// can say so.
+absl::Status UnknownModelError(std::string_view name);
+
 class RepositoryWatcher;
 
 // kLoadAll is --model-control none, the default: every model in the repository loads at start.

@@ -114,7 +114,7 @@ absl::Status ModelManager::Unload(std::string_view name) {
   {
     MutexLock lock(&mu_);
     auto found = models_.find(name);
-    if (found == models_.end()) return absl::NotFoundError(StrCat("unknown model '", name, "'"));
+    if (found == models_.end()) return UnknownModelError(name);
     ModelEntry& entry = found->second;
     entry.requested = false;
     for (auto& [version, v] : entry.versions) {

@@ -9,6 +9,7 @@
 #include <rapidjson/writer.h>
 
 #include "absl/strings/escaping.h"
+#include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/http/generation_codec.h"
@@ -22,22 +23,29 @@ using simdjson::dom::object;
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
 
+// InvalidArgument naming `field` (common/error_detail.h): OpenAI's "param".
+absl::Status InvalidField(std::string_view field, const std::string& message) {
+  return WithErrorField(absl::InvalidArgumentError(message), field);
+}
+
 absl::Status AddInput(element item, size_t index, bool listed, size_t* bytes,
                       std::vector<std::string>* out) {
   std::string_view text;
   if (item.get(text)) {
     if (item.is_int64() || item.is_uint64() || item.is_array()) {
-      return Invalid(
+      return InvalidField(
+          "input",
           "'input' as token ids is not supported: send the text (a string or a list of "
           "strings)");
     }
-    return Invalid("'input' must be a string or a list of strings");
+    return InvalidField("input", "'input' must be a string or a list of strings");
   }
   if (text.empty()) {
-    return Invalid(listed ? StrCat("input[", index, "] is empty") : "'input' is empty");
+    return InvalidField("input",
+                        listed ? StrCat("input[", index, "] is empty") : "'input' is empty");
   }
   *bytes += text.size();
-  RETURN_IF_ERROR(CheckPromptBytes(*bytes));
+  RETURN_IF_ERROR(CheckPromptBytes(*bytes, "input"));
   out->emplace_back(text);
   return absl::OkStatus();
 }
@@ -50,22 +58,23 @@ absl::StatusOr<ParsedEmbeddings> ParseEmbeddingsRequest(element body) {
   ParsedEmbeddings parsed;
   std::string_view model;
   if (o["model"].get(model) || model.empty()) {
-    return Invalid("'model' is required: the name of a model this server serves (GET /v1/models)");
+    return InvalidField(
+        "model", "'model' is required: the name of a model this server serves (GET /v1/models)");
   }
   parsed.model = std::string(model);
   parsed.request = std::make_unique<EmbedRequest>();
   element input;
   if (o["input"].get(input) || input.is_null()) {
-    return Invalid("'input' is required: a string or a list of strings");
+    return InvalidField("input", "'input' is required: a string or a list of strings");
   }
   size_t bytes = 0;
   std::vector<std::string>& inputs = parsed.request->inputs;
   array list;
   if (!input.get(list)) {
-    if (list.size() == 0) return Invalid("'input' must not be empty");
+    if (list.size() == 0) return InvalidField("input", "'input' must not be empty");
     if (list.size() > kMaxEmbeddingInputs) {
-      return Invalid(
-          StrCat("'input' may hold at most ", kMaxEmbeddingInputs, " texts, got ", list.size()));
+      return InvalidField("input", StrCat("'input' may hold at most ", kMaxEmbeddingInputs,
+                                          " texts, got ", list.size()));
     }
     size_t index = 0;
     for (element item : list) RETURN_IF_ERROR(AddInput(item, index++, true, &bytes, &inputs));
@@ -76,7 +85,7 @@ absl::StatusOr<ParsedEmbeddings> ParseEmbeddingsRequest(element body) {
   if (!o["encoding_format"].get(format) && !format.is_null()) {
     std::string_view name;
     if (format.get(name) || (name != "float" && name != "base64")) {
-      return Invalid("'encoding_format' must be \"float\" or \"base64\"");
+      return InvalidField("encoding_format", "'encoding_format' must be \"float\" or \"base64\"");
     }
     parsed.base64 = name == "base64";
   }
@@ -84,7 +93,7 @@ absl::StatusOr<ParsedEmbeddings> ParseEmbeddingsRequest(element body) {
   if (!o["dimensions"].get(dimensions) && !dimensions.is_null()) {
     int64_t n = 0;
     if (dimensions.get(n) || n < 1 || n > (1 << 20)) {
-      return Invalid("'dimensions' must be a positive integer");
+      return InvalidField("dimensions", "'dimensions' must be a positive integer");
     }
     parsed.request->dimensions = n;
   }

@@ -10,9 +10,12 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/infer_request.h"
+#include "frontends/http/openai_error.h"
+#include "frontends/http/request_fields.h"
 
 namespace inferd {
 namespace {
@@ -44,65 +47,6 @@ std::string_view FinishReasonName(FinishReason reason) {
       break;
   }
   return "stop";
-}
-
-// A number field in [min, max]; absent leaves `out` alone.
-absl::Status ReadNumber(object o, std::string_view key, double min, double max, double* out) {
-  element value;
-  if (o[key].get(value)) return absl::OkStatus();
-  if (value.is_null()) return absl::OkStatus();
-  double number = 0;
-  if (value.get(number)) return Invalid(StrCat("'", key, "' must be a number"));
-  if (!(number >= min && number <= max)) {
-    return Invalid(StrCat("'", key, "' must be in [", min, ", ", max, "], got ", number));
-  }
-  *out = number;
-  return absl::OkStatus();
-}
-
-absl::Status ReadInteger(object o, std::string_view key, int64_t min, int64_t max, int64_t* out,
-                         bool* present = nullptr) {
-  element value;
-  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
-  int64_t number = 0;
-  if (value.get(number)) return Invalid(StrCat("'", key, "' must be an integer"));
-  if (number < min || number > max) {
-    return Invalid(StrCat("'", key, "' must be in ", min, "..", max, ", got ", number));
-  }
-  *out = number;
-  if (present != nullptr) *present = true;
-  return absl::OkStatus();
-}
-
-absl::Status ReadBool(object o, std::string_view key, bool* out) {
-  element value;
-  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
-  if (value.get(*out)) return Invalid(StrCat("'", key, "' must be true or false"));
-  return absl::OkStatus();
-}
-
-absl::Status ReadStops(object o, std::string_view key, std::vector<std::string>* out) {
-  element value;
-  if (o[key].get(value) || value.is_null()) return absl::OkStatus();
-  auto add = [out, key](element item) -> absl::Status {
-    std::string_view text;
-    if (item.get(text)) return Invalid(StrCat("'", key, "' must be a string or a list of strings"));
-    if (text.size() > kMaxStopBytes) {
-      return Invalid(
-          StrCat("a stop string may have at most ", kMaxStopBytes, " bytes, got ", text.size()));
-    }
-    if (!text.empty()) out->emplace_back(text);
-    return absl::OkStatus();
-  };
-  array list;
-  if (!value.get(list)) {
-    if (list.size() > kMaxStopStrings) {
-      return Invalid(StrCat("at most ", kMaxStopStrings, " stop strings, got ", list.size()));
-    }
-    for (element item : list) RETURN_IF_ERROR(add(item));
-    return absl::OkStatus();
-  }
-  return add(value);
 }
 
 // The sampling fields every API shares (OpenAI's body, KServe's parameters).
@@ -153,9 +97,9 @@ absl::Status CheckFields(object o, std::span<const std::string_view> known, std:
       continue;
     }
     if (IsNeutral(key, value)) continue;
-    return Invalid(StrCat("'", key, "'", where,
-                          " is not supported by this server (docs/llm.md lists what is); "
-                          "remove it rather than have it ignored"));
+    return InvalidField(key, StrCat("'", key, "'", where,
+                                    " is not supported by this server (docs/llm.md lists what is); "
+                                    "remove it rather than have it ignored"));
   }
   return absl::OkStatus();
 }
@@ -165,20 +109,24 @@ absl::Status ReadLogitBias(object o, std::vector<TokenBias>* out) {
   element value;
   if (o["logit_bias"].get(value) || value.is_null()) return absl::OkStatus();
   object biases;
-  if (value.get(biases)) return Invalid("'logit_bias' must be an object of token id: bias");
+  if (value.get(biases)) {
+    return InvalidField("logit_bias", "'logit_bias' must be an object of token id: bias");
+  }
   if (biases.size() > kMaxLogitBias) {
-    return Invalid(
-        StrCat("'logit_bias' may name at most ", kMaxLogitBias, " tokens, got ", biases.size()));
+    return InvalidField("logit_bias", StrCat("'logit_bias' may name at most ", kMaxLogitBias,
+                                             " tokens, got ", biases.size()));
   }
   for (auto [key, bias] : biases) {
     int64_t token = 0;
     const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), token);
     if (ec != std::errc() || end != key.data() + key.size() || token < 0 || token > INT32_MAX) {
-      return Invalid(StrCat("'logit_bias' keys are token ids (integers), got '", key, "'"));
+      return InvalidField("logit_bias",
+                          StrCat("'logit_bias' keys are token ids (integers), got '", key, "'"));
     }
     double number = 0;
     if (bias.get(number) || !(number >= -100 && number <= 100)) {
-      return Invalid(
+      return InvalidField(
+          "logit_bias",
           StrCat("'logit_bias' values must be numbers in [-100, 100] (token ", key, ")"));
     }
     out->push_back({static_cast<int32_t>(token), static_cast<float>(number)});
@@ -190,7 +138,7 @@ absl::Status ReadLogitBias(object o, std::vector<TokenBias>* out) {
 absl::Status ReadSampling(object o, GenerateRequest& request) {
   RETURN_IF_ERROR(ReadNumber(o, "temperature", 0, 2, &request.sampling.temperature));
   RETURN_IF_ERROR(ReadNumber(o, "top_p", 0, 1, &request.sampling.top_p));
-  if (request.sampling.top_p <= 0) return Invalid("'top_p' must be in (0, 1]");
+  if (request.sampling.top_p <= 0) return InvalidField("top_p", "'top_p' must be in (0, 1]");
   int64_t top_k = request.sampling.top_k;
   RETURN_IF_ERROR(ReadInteger(o, "top_k", 0, 1 << 20, &top_k));
   request.sampling.top_k = static_cast<int>(top_k);
@@ -293,7 +241,9 @@ absl::StatusOr<std::string> ReadContent(element value, size_t index) {
   if (!value.get(text)) return std::string(text);
   array parts;
   if (value.get(parts)) {
-    return Invalid(StrCat("messages[", index, "].content must be a string or a list of parts"));
+    return InvalidField(
+        StrCat("messages[", index, "].content"),
+        StrCat("messages[", index, "].content must be a string or a list of parts"));
   }
   std::string joined;
   for (element part : parts) {
@@ -301,9 +251,10 @@ absl::StatusOr<std::string> ReadContent(element value, size_t index) {
     std::string_view type, part_text;
     if (part.get(fields) || fields["type"].get(type) || type != "text" ||
         fields["text"].get(part_text)) {
-      return Invalid(StrCat("messages[", index,
-                            "].content: only parts {\"type\": \"text\", \"text\": ...} are "
-                            "supported"));
+      return InvalidField(StrCat("messages[", index, "].content"),
+                          StrCat("messages[", index,
+                                 "].content: only parts {\"type\": \"text\", \"text\": ...} are "
+                                 "supported"));
     }
     if (!joined.empty()) joined += '\n';
     joined.append(part_text);
@@ -414,21 +365,24 @@ std::string OpenAiChunk(const GenerationCall& call, int index, std::string_view 
 
 }  // namespace
 
-absl::Status CheckPromptBytes(size_t bytes) {
+absl::Status CheckPromptBytes(size_t bytes, std::string_view field) {
   if (bytes <= kMaxPromptBytes) return absl::OkStatus();
-  return absl::InvalidArgumentError(StrCat("the prompt has ", bytes,
-                                           " bytes; the server takes at most ", kMaxPromptBytes,
-                                           " bytes of prompt text"));
+  // More than any model's context holds.
+  return WithErrorReason(
+      InvalidField(field, StrCat("the prompt has ", bytes, " bytes; the server takes at most ",
+                                 kMaxPromptBytes, " bytes of prompt text")),
+      ErrorReason::kContextLengthExceeded);
 }
 
 absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
   array messages;
   if (o["messages"].get(messages)) {
-    return Invalid("'messages' is required: a list of {\"role\", \"content\"}");
+    return InvalidField("messages", "'messages' is required: a list of {\"role\", \"content\"}");
   }
-  if (messages.size() == 0) return Invalid("'messages' must not be empty");
+  if (messages.size() == 0) return InvalidField("messages", "'messages' must not be empty");
   if (messages.size() > kMaxMessages) {
-    return Invalid(StrCat("at most ", kMaxMessages, " messages, got ", messages.size()));
+    return InvalidField("messages",
+                        StrCat("at most ", kMaxMessages, " messages, got ", messages.size()));
   }
   std::vector<ChatMessage> out;
   size_t index = 0;
@@ -437,13 +391,15 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
     object message;
     std::string_view role;
     if (item.get(message) || message["role"].get(role)) {
-      return Invalid(StrCat("messages[", index, "] must be an object with a string 'role'"));
+      return InvalidField(StrCat("messages[", index, "].role"),
+                          StrCat("messages[", index, "] must be an object with a string 'role'"));
     }
     for (auto [key, value] : message) {
       if (key == "role" || key == "content" || value.is_null()) continue;
-      return Invalid(StrCat("messages[", index, "].", key,
-                            " is not supported by this server (a message has a role and a "
-                            "content); remove it rather than have it ignored"));
+      return InvalidField(StrCat("messages[", index, "].", key),
+                          StrCat("messages[", index, "].", key,
+                                 " is not supported by this server (a message has a role and a "
+                                 "content); remove it rather than have it ignored"));
     }
     element content;
     std::string text;
@@ -451,7 +407,7 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
       ASSIGN_OR_RETURN(text, ReadContent(content, index));
     }
     bytes += text.size() + role.size();
-    RETURN_IF_ERROR(CheckPromptBytes(bytes));
+    RETURN_IF_ERROR(CheckPromptBytes(bytes, "messages"));
     out.push_back(ChatMessage{std::string(role), std::move(text)});
     ++index;
   }
@@ -468,7 +424,8 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
   GenerateRequest& request = *parsed.request;
   std::string_view model;
   if (o["model"].get(model) || model.empty()) {
-    return Invalid("'model' is required: the name of a model this server serves (GET /v1/models)");
+    return InvalidField(
+        "model", "'model' is required: the name of a model this server serves (GET /v1/models)");
   }
   parsed.call.model = std::string(model);
   static constexpr std::string_view kChatFields[] = {"model",
@@ -511,17 +468,18 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     request.max_tokens = 16;
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
     element prompt;
-    if (o["prompt"].get(prompt)) return Invalid("'prompt' is required");
+    if (o["prompt"].get(prompt)) return InvalidField("prompt", "'prompt' is required");
     std::string_view text;
     array list;
     if (!prompt.get(list)) {
       if (list.size() != 1 || list.at(0).get(text)) {
-        return Invalid("'prompt' must be a string (or a list of exactly one string)");
+        return InvalidField("prompt",
+                            "'prompt' must be a string (or a list of exactly one string)");
       }
     } else if (prompt.get(text)) {
-      return Invalid("'prompt' must be a string");
+      return InvalidField("prompt", "'prompt' must be a string");
     }
-    RETURN_IF_ERROR(CheckPromptBytes(text.size()));
+    RETURN_IF_ERROR(CheckPromptBytes(text.size(), "prompt"));
     request.prompt = std::string(text);
     parsed.call.id = "cmpl-";
   }
@@ -538,7 +496,7 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
   GenerateRequest& request = *parsed.request;
   std::string_view text;
   if (o["text_input"].get(text)) return Invalid("'text_input' is required: the prompt, a string");
-  RETURN_IF_ERROR(CheckPromptBytes(text.size()));
+  RETURN_IF_ERROR(CheckPromptBytes(text.size(), "text_input"));
   request.prompt = std::string(text);
   std::string_view id;
   if (!o["id"].get(id)) {
@@ -706,41 +664,7 @@ std::string EncodeStreamError(const GenerationCall& call, const absl::Status& st
 }
 
 HttpReply GenerationErrorReply(GenerationApi api, const absl::Status& status) {
-  HttpReply reply = ErrorReply(status);
-  if (api == GenerationApi::kKServe) return reply;
-  std::string_view type = "server_error";
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kOutOfRange:
-      type = "invalid_request_error";
-      break;
-    case absl::StatusCode::kNotFound:
-      type = "not_found_error";
-      break;
-    case absl::StatusCode::kResourceExhausted:
-      type = "rate_limit_error";
-      break;
-    default:
-      break;
-  }
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("error");
-  w.StartObject();
-  w.Key("message");
-  String(w, std::string_view(status.message().data(), status.message().size()));
-  w.Key("type");
-  String(w, type);
-  w.Key("param");
-  w.Null();
-  w.Key("code");
-  w.Null();
-  w.EndObject();
-  w.EndObject();
-  reply.body = Body(buffer);
-  return reply;
+  return api == GenerationApi::kKServe ? ErrorReply(status) : OpenAiErrorReply(status);
 }
 
 }  // namespace inferd

@@ -51,8 +51,9 @@ struct ParsedGeneration {
   std::unique_ptr<GenerateRequest> request;
 };
 
-// InvalidArgument when a prompt's text has more than kMaxPromptBytes (core/generation.h).
-absl::Status CheckPromptBytes(size_t bytes);
+// InvalidArgument naming `field`, marked kContextLengthExceeded (common/error_detail.h), when
+// a prompt's text has more than kMaxPromptBytes (core/generation.h).
+absl::Status CheckPromptBytes(size_t bytes, std::string_view field);
 
 // The "messages" of an OpenAI chat body: role and content (a string, null, or text parts).
 absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(simdjson::dom::object body);
@@ -80,8 +81,8 @@ std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& d
 // An error after the stream has started: one event with the error, then the end.
 std::string EncodeStreamError(const GenerationCall& call, const absl::Status& status);
 
-// An error reply in the API's own shape: OpenAI's {"error": {"message", "type", "code"}},
-// or KServe's {"error": "..."}.
+// An error reply in the API's own shape: OpenAI's {"error": {"message", "type", "param",
+// "code"}} (openai_error.h), or KServe's {"error": "..."}.
 HttpReply GenerationErrorReply(GenerationApi api, const absl::Status& status);
 
 }  // namespace inferd

@@ -5,6 +5,7 @@
 
 #include <rapidjson/document.h>
 
+#include "common/error_detail.h"
 #include "common/strings.h"
 
 namespace inferd {
@@ -299,9 +300,33 @@ TEST(GenerationEncodeTest, OpenAiErrorsHaveOpenAisShape) {
   EXPECT_EQ(reply.status, 429u);
   EXPECT_EQ(
       reply.body,
-      R"({"error":{"message":"queue is full","type":"rate_limit_error","param":null,"code":null}})");
+      R"({"error":{"message":"queue is full","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
   EXPECT_EQ(GenerationErrorReply(GenerationApi::kKServe, absl::NotFoundError("no")).body,
             R"({"error":"no"})");
+}
+
+TEST_F(GenerationCodecTest, RefusedFieldsAreNamedForOpenAisParam) {
+  auto refused_field = [&](const std::string& json) {
+    absl::StatusOr<ParsedGeneration> parsed = Parse(json, GenerationApi::kChat);
+    EXPECT_FALSE(parsed.ok()) << json;
+    return parsed.ok() ? std::string("(accepted)") : ErrorField(parsed.status());
+  };
+  const std::string chat = R"({"model":"m","messages":[{"role":"user","content":"Hi"}])";
+  EXPECT_EQ(refused_field(R"({"messages":[]})"), "model");
+  EXPECT_EQ(refused_field(R"({"model":"m"})"), "messages");
+  EXPECT_EQ(refused_field(chat + R"(,"temperature":7})"), "temperature");
+  EXPECT_EQ(refused_field(chat + R"(,"max_tokens":0})"), "max_tokens");
+  EXPECT_EQ(refused_field(chat + R"(,"tools":[{"type":"function"}]})"), "tools");
+  EXPECT_EQ(refused_field(R"({"model":"m","messages":[{"role":"user","content":5}]})"),
+            "messages[0].content");
+}
+
+TEST(GenerationParseTest, APromptOverTheServersLimitExceedsTheContext) {
+  const absl::Status status = CheckPromptBytes(kMaxPromptBytes + 1, "prompt");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ErrorField(status), "prompt");
+  EXPECT_EQ(ErrorReasonOf(status), ErrorReason::kContextLengthExceeded);
+  EXPECT_TRUE(CheckPromptBytes(kMaxPromptBytes, "prompt").ok());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "auth/access_policy.h"
 #include "auth/tenant.h"
+#include "common/error_detail.h"
 #include "common/json_body.h"
 #include "common/mutex.h"
 #include "common/strings.h"
@@ -280,7 +281,9 @@ HttpReply HandleOpenAiModel(const HandlerContext& ctx, std::string_view name) {
   if (!Generates(ctx, name)) {
     return GenerationErrorReply(
         GenerationApi::kChat,
-        absl::NotFoundError(StrCat("no model '", name, "' that generates text (GET /v1/models)")));
+        WithErrorReason(absl::NotFoundError(
+                            StrCat("no model '", name, "' that generates text (GET /v1/models)")),
+                        ErrorReason::kUnknownModel));
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> w(buffer);

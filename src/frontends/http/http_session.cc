@@ -13,6 +13,7 @@
 #include "common/http_status.h"
 #include "common/strings.h"
 #include "core/memory/process_memory.h"
+#include "frontends/http/error_shape.h"
 #include "frontends/http/response_head.h"
 #include "observability/request_id.h"
 
@@ -189,10 +190,12 @@ void BasicHttpSession<Stream>::ReadHeaderWithin(std::chrono::seconds timeout) {
 template <class Stream>
 void BasicHttpSession<Stream>::OnHeader(beast::error_code ec) {
   if (ec == http::error::body_limit) {
-    return RejectAndClose(ErrorReply(
-        413,
-        StrCat("the request body is larger than the server's limit of ", shared_->max_request_bytes,
-               " bytes (--max-request-bytes); send smaller batches")));
+    // In the protocol's shape: an OpenAI client reads {"error": {"message", ...}}.
+    return RejectAndClose(InPathErrorShape(
+        RequestView().path,
+        ErrorReply(413, StrCat("the request body is larger than the server's limit of ",
+                               shared_->max_request_bytes,
+                               " bytes (--max-request-bytes); send smaller batches"))));
   }
   if (ec) {
     // end_of_stream and timeouts are a client going away; anything else is not HTTP.

@@ -6,7 +6,9 @@
 #include "common/strings.h"
 #include "core/repository/version_dirs.h"
 #include "frontends/http/access_reply.h"
+#include "frontends/http/anthropic_handler.h"
 #include "frontends/http/dashboard_handler.h"
+#include "frontends/http/error_shape.h"
 #include "frontends/http/generation_handlers.h"
 #include "frontends/http/kserve_handlers.h"
 #include "frontends/http/logging_handler.h"
@@ -23,6 +25,16 @@ namespace inferd {
 namespace {
 
 using Segments = std::vector<std::string_view>;
+
+// The request's credentials as an Authorization value: the header, or else Anthropic's
+// x-api-key header (its SDKs send the key there) as "Bearer <key>".
+std::string Credentials(const HttpRequestView& request) {
+  const std::string_view authorization = request.Header("Authorization");
+  if (!authorization.empty()) return std::string(authorization);
+  const std::string_view api_key = request.Header("x-api-key");
+  if (api_key.empty()) return {};
+  return StrCat("Bearer ", api_key);
+}
 
 HttpReply UnknownPath(std::string_view path) {
   return ErrorReply(404,
@@ -67,19 +79,20 @@ RouteAccess HttpRouter::Classify(const HttpRequestView& request) const {
 std::optional<HttpReply> HttpRouter::RefuseBeforeBody(const HttpRequestView& head) const {
   const AccessPolicy* access = context_.access;
   if (access == nullptr || !access->enforcing()) return std::nullopt;
-  absl::StatusOr<const ApiKey*> key =
-      access->Authenticate(Classify(head), head.Header("Authorization"));
+  absl::StatusOr<const ApiKey*> key = access->Authenticate(Classify(head), Credentials(head));
   if (key.ok()) return std::nullopt;
-  return AccessDeniedReply(AccessDenial{key.status()});
+  return InPathErrorShape(head.path, AccessDeniedReply(AccessDenial{key.status()}));
 }
 
 void HttpRouter::Dispatch(const HttpRequestView& request, ResponderPtr responder) const {
+  // Every error in its path's shape, the access check's included (error_shape.h).
+  responder = WithErrorShape(ErrorShapeOf(request.path), std::move(responder));
   const AccessPolicy* access = context_.access;
   if (access == nullptr || !access->enforcing()) return Route(request, std::move(responder));
   const RouteAccess route = Classify(request);
   AccessGrant grant;
   AccessDenial denial;
-  if (!access->Check(route, request.Header("Authorization"), &grant, &denial).ok()) {
+  if (!access->Check(route, Credentials(request), &grant, &denial).ok()) {
     return responder->Send(AccessDeniedReply(denial));
   }
   if (grant.permit) responder = WithTenantPermit(std::move(responder), std::move(grant.permit));
@@ -111,6 +124,11 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
       if (!post) return responder->Send(MethodNotAllowed("POST"));
       return HandleOpenAiGeneration(ctx, chat ? GenerationApi::kChat : GenerationApi::kCompletion,
                                     request, std::move(responder));
+    }
+    // Anthropic's Messages API (anthropic_handler.h).
+    if (segments.size() == 2 && segments[1] == "messages") {
+      if (!post) return responder->Send(MethodNotAllowed("POST"));
+      return HandleAnthropicMessages(ctx, request, std::move(responder));
     }
     if (segments.size() == 2 && segments[1] == "embeddings") {
       if (!post) return responder->Send(MethodNotAllowed("POST"));

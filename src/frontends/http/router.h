@@ -7,6 +7,7 @@
 //   POST /predict[?model=M]
 //   POST /v1/models/M[/versions/V|/labels/L]:predict
 //   POST /v1/chat/completions, /v1/completions; GET /v1/models[/M] (OpenAI-compatible)
+//   POST /v1/messages (Anthropic's Messages API)
 //   POST /v2/models/M[/versions/V]/generate|generate_stream (KServe generate extension)
 //   GET  /metrics, /dashboard[/data|/FILE]; GET|POST /v2/logging
 // Access control happens here, at the entry, before any handler: each request is classified
