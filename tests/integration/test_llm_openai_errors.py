@@ -106,7 +106,7 @@ def test_an_unknown_model_is_model_not_found(keyed):
     ({"temperature": 7}, "temperature"),
     ({"top_p": 0}, "top_p"),
     ({"max_tokens": 0}, "max_tokens"),
-    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"response_format": {"type": "xml"}}, "response_format"),
     ({"messages": [{"role": "user", "content": "Hi", "name": "bob"}]}, "messages[0].name"),
 ])
 def test_an_invalid_field_is_named_in_param(keyed, extra, param):

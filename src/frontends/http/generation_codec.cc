@@ -168,7 +168,8 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
   element grammar;
   if (!o["grammar"].get(grammar) && !grammar.is_null()) {
     std::string_view text;
-    if (grammar.get(text)) return Invalid("'grammar' must be a string (a GBNF grammar)");
+    if (grammar.get(text))
+      return InvalidField("grammar", "'grammar' must be a string (a GBNF grammar)");
     // An empty grammar asks for nothing (as llama.cpp's server takes it).
     if (!text.empty()) {
       out->kind = OutputFormat::Kind::kGrammar;
@@ -180,7 +181,8 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
   object format;
   std::string_view type;
   if (value.get(format) || format["type"].get(type)) {
-    return Invalid(
+    return InvalidField(
+        "response_format",
         "'response_format' must be an object with a 'type': text, json_object or json_schema");
   }
   if (type == "text" || type == "json_object") {
@@ -190,11 +192,12 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
     static constexpr std::string_view kFields[] = {"type", "json_schema"};
     RETURN_IF_ERROR(CheckFields(format, kFields, " in 'response_format'", /*sampling=*/false));
   } else {
-    return Invalid(StrCat("'response_format' type '", type,
-                          "' is not supported (text, json_object and json_schema are)"));
+    return InvalidField("response_format",
+                        StrCat("'response_format' type '", type,
+                               "' is not supported (text, json_object and json_schema are)"));
   }
   if (type != "text" && out->kind == OutputFormat::Kind::kGrammar) {
-    return Invalid("give 'response_format' or 'grammar', not both");
+    return InvalidField("grammar", "give 'response_format' or 'grammar', not both");
   }
   if (type == "text") return absl::OkStatus();
   if (type == "json_object") {
@@ -203,9 +206,9 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
   }
   object json_schema;
   if (format["json_schema"].get(json_schema)) {
-    return Invalid(
-        "'response_format.json_schema' is required with type json_schema: "
-        "{\"name\": ..., \"schema\": {...}}");
+    return InvalidField("response_format.json_schema",
+                        "'response_format.json_schema' is required with type json_schema: "
+                        "{\"name\": ..., \"schema\": {...}}");
   }
   // Every schema is enforced exactly: "strict" may say so, or not.
   static constexpr std::string_view kSchemaFields[] = {"name", "description", "schema", "strict"};
@@ -214,15 +217,18 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
   std::string_view name;
   element field;
   if (!json_schema["name"].get(field) && field.get(name)) {
-    return Invalid("'response_format.json_schema.name' must be a string");
+    return InvalidField("response_format.json_schema.name",
+                        "'response_format.json_schema.name' must be a string");
   }
   bool strict = true;
   if (!json_schema["strict"].get(field) && !field.is_null() && field.get(strict)) {
-    return Invalid("'response_format.json_schema.strict' must be true or false");
+    return InvalidField("response_format.json_schema.strict",
+                        "'response_format.json_schema.strict' must be true or false");
   }
   element schema;
   if (json_schema["schema"].get(schema) || !schema.is_object()) {
-    return Invalid("'response_format.json_schema.schema' is required: a JSON schema object");
+    return InvalidField("response_format.json_schema.schema",
+                        "'response_format.json_schema.schema' is required: a JSON schema object");
   }
   out->kind = OutputFormat::Kind::kJsonSchema;
   out->text = simdjson::minify(schema);
