@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "auth/tenant.h"
 #include "core/backend.h"
+#include "frontends/http/error_shape.h"
 #include "observability/log_setup.h"
 
 namespace inferd::fuzz {
@@ -210,8 +211,14 @@ HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string
     std::fprintf(stderr, "fuzz: HTTP status %u\n", reply->status);
     std::abort();
   }
-  if (reply->status >= 400 && reply->body.rfind("{\"error\":", 0) != 0) {
-    std::fprintf(stderr, "fuzz: error reply %u is not {\"error\": ...}: %s\n", reply->status,
+  // Every error is a JSON object in its path's protocol's shape (error_shape.h): Anthropic's
+  // Messages API puts "type" first, every other protocol "error".
+  const std::string_view error_start = ErrorShapeOf(path) == ErrorShape::kAnthropic
+                                           ? "{\"type\":\"error\",\"error\":{"
+                                           : "{\"error\":";
+  if (reply->status >= 400 && reply->body.rfind(error_start, 0) != 0) {
+    std::fprintf(stderr, "fuzz: error reply %u does not start %.*s: %s\n", reply->status,
+                 static_cast<int>(error_start.size()), error_start.data(),
                  reply->body.substr(0, 200).c_str());
     std::abort();
   }
