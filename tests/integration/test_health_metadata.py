@@ -119,7 +119,13 @@ def test_unknown_version_is_404(demo_server, method, path):
 ])
 def test_unknown_path_is_404(demo_server, method, path):
     resp = demo_server.get(path) if method == "GET" else demo_server.post(path, {})
-    assert_error(resp, 404)
+    if path.startswith("/v1/"):
+        # OpenAI's paths (TF-Serving's ':predict' aside) answer OpenAI's error object.
+        assert resp.status_code == 404, resp.text[:500]
+        error = resp.json()["error"]
+        assert error["type"] == "not_found_error" and "unknown path" in error["message"], error
+    else:
+        assert_error(resp, 404)
 
 
 # --- 405 -----------------------------------------------------------------------------------
