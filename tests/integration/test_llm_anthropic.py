@@ -167,3 +167,22 @@ def test_the_openai_paths_keep_openais_shape(server_and_key):
                           headers={"Authorization": f"Bearer {key}"})
     assert refused.status_code == 404
     assert refused.json()["error"]["code"] == "model_not_found"
+
+
+@pytest.mark.parametrize("hostile, named", [
+    # Text blocks whose joined prompt is past the server's 1 MiB prompt limit.
+    ({"messages": [{"role": "user", "content": [{"type": "text", "text": "x" * 300_000}] * 4}]},
+     "prompt"),
+    ({"messages": [{"role": "user", "content": "Hi"}] * 5000}, "messages"),
+    ({"messages": HI, "metadata": {"user_id": "u" * 300}}, "metadata.user_id"),
+    ({"messages": HI, "stop_sequences": ["s"] * 1000}, "stop"),
+])
+def test_hostile_messages_are_refused_and_the_server_keeps_serving(client, hostile, named):
+    import anthropic
+
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(model=MODEL, max_tokens=4, **hostile)
+    assert refused.value.body["type"] == "error"
+    assert named in refused.value.body["error"]["message"]
+    after = client.messages.create(model=MODEL, max_tokens=4, messages=HI, **FRESH)
+    assert after.content[0].text
