@@ -3,7 +3,10 @@
 --   wrk -t1 -c16 -d10s --latency -s bench/predict.lua 'http://127.0.0.1:8080/predict?model=mlp_scorer' -- body.json
 --   PREDICT_BODY=body.json wrk ... -s bench/predict.lua URL
 --
--- The body file comes from the first script argument (after `--`) or $PREDICT_BODY.
+-- The body file comes from the first script argument (after `--`) or $PREDICT_BODY. Its
+-- Content-Type is application/json unless $PREDICT_CONTENT_TYPE says otherwise (image/jpeg);
+-- $PREDICT_INFERENCE_HEADER_LENGTH, when set, is sent as Inference-Header-Content-Length
+-- (a KServe binary-tensor body).
 -- wrk itself only counts status >= 400 as errors; this script counts every non-2xx
 -- answer (a 3xx is not a prediction either) through the response() hook, which costs a
 -- little per response but keeps the error count honest. The last line of output is
@@ -38,7 +41,12 @@ function init(args)
    end
    wrk.method = "POST"
    wrk.body = read_file(path)
-   wrk.headers["Content-Type"] = "application/json"
+   -- Raw bodies (an image) say what they are; KServe's binary extension adds its header.
+   wrk.headers["Content-Type"] = os.getenv("PREDICT_CONTENT_TYPE") or "application/json"
+   local header_length = os.getenv("PREDICT_INFERENCE_HEADER_LENGTH")
+   if header_length and header_length ~= "" then
+      wrk.headers["Inference-Header-Content-Length"] = header_length
+   end
 end
 
 function response(status, headers, body)
