@@ -42,9 +42,19 @@ def test_nesting_just_inside_the_limit_is_judged_on_its_content(server, path):
     assert "deeper than" not in resp.text
 
 
-def test_json_body_over_the_json_limit_names_the_binary_extension(server):
+def test_json_body_over_the_json_limit_names_the_binary_extension(start_server,
+                                                                   small_repository):
+    # A request limit above the JSON one (64 MiB), so that the JSON limit is what answers.
+    server = start_server(small_repository, "--max-request-bytes", str(96 << 20))
     body = '{"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 256], "data": [' + \
         " " * (65 << 20) + "]}]}"
     resp = server.post("/v2/models/mlp_scorer/infer", raw=body)
-    # --max-request-bytes (64 MiB by default) answers first for a body this large.
-    assert resp.status_code in (400, 413), resp.text
+    assert_error(resp, 400, "over the limit of 67108864 bytes for JSON",
+                 "binary tensor extension", "Inference-Header-Content-Length")
+
+
+def test_body_over_the_request_limit_is_a_413_naming_it(server):
+    body = '{"inputs": [' + " " * (65 << 20) + "]}"
+    resp = server.post("/v2/models/mlp_scorer/infer", raw=body)
+    assert resp.status_code == 413, resp.text[:300]
+    assert "max-request-bytes" in resp.text, resp.text[:300]
