@@ -67,13 +67,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/demo-models-chat", help="chat model repository")
     parser.add_argument("--serve", help="also write this repository of links for scripts/serve")
-    parser.add_argument("--demo", default="build/demo-models", help="the classic demo models")
+    parser.add_argument("--demo", nargs="+", default=["build/demo-models"],
+                        help="the other demo repositories (classic models, pipelines)")
     args = parser.parse_args()
     folder = write(Path(args.out))
     print(f"chat model: {folder} (lazy; model.gguf -> {gguf_path()})")
     if args.serve:
-        link_repository(Path(args.serve), [Path(args.demo), Path(args.out)])
-        print(f"served repository: {args.serve} (links to {args.demo} and {args.out})")
+        sources = [Path(demo) for demo in args.demo] + [Path(args.out)]
+        link_repository(Path(args.serve), sources)
+        print(f"served repository: {args.serve} (links to {', '.join(map(str, sources))})")
 
 
 if __name__ == "__main__":
