@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -284,8 +285,10 @@ absl::StatusOr<torch::jit::Module> LoadModule(const std::filesystem::path& file,
         StrCat(config_path, ": inputs: the model's forward takes ", arguments.size(), " inputs (",
                StrJoin(arguments, ", "), ") but config.yaml declares ", config.inputs.size()));
   }
-  RETURN_IF_ERROR(CheckTorchPrecision(config, module, file.string(), config_path));
-  if (config.precision == Precision::kBf16) module.to(at::kBFloat16);
+  RETURN_IF_ERROR(CheckTorchPrecision(config, module, file.string(), config_path, device));
+  if (std::optional<at::ScalarType> serving = ServingFloatType(config.precision)) {
+    module.to(*serving);
+  }
   if (options.freeze) {
     try {
       module = torch::jit::freeze(module);

@@ -29,15 +29,25 @@ bool HasQuantizedOps(const torch::jit::Module& module) {
 }
 
 absl::Status CheckTorchPrecision(const ModelConfig& config, const torch::jit::Module& module,
-                                 const std::string& file, const std::string& config_path) {
+                                 const std::string& file, const std::string& config_path,
+                                 const c10::Device& device) {
   const bool quantized = HasQuantizedOps(module);
   switch (config.precision) {
     case Precision::kFp16:
-      return absl::InvalidArgumentError(
-          StrCat(config_path,
-                 ": precision: fp16 is not supported by backend 'torch' on device "
-                 "cpu (LibTorch's CPU fp16 kernels are slow or missing); use bf16 "
-                 "on the CPU, or fp16 on a CUDA device"));
+      if (!device.is_cuda()) {
+        return absl::InvalidArgumentError(
+            StrCat(config_path, ": precision: fp16 is not supported by backend 'torch' on device ",
+                   device.str(),
+                   " (LibTorch's CPU fp16 kernels are slow or missing); use bf16 on the CPU, "
+                   "or fp16 on a CUDA device (instances: [{device: cuda:0}])"));
+      }
+      if (quantized) {
+        return absl::InvalidArgumentError(
+            StrCat(file,
+                   ": a quantized (int8) module, but config.yaml declares precision fp16; "
+                   "declare `precision: int8`"));
+      }
+      return absl::OkStatus();
     case Precision::kInt8:
       if (!quantized) {
         return absl::InvalidArgumentError(
@@ -59,17 +69,30 @@ absl::Status CheckTorchPrecision(const ModelConfig& config, const torch::jit::Mo
   return absl::OkStatus();
 }
 
+std::optional<at::ScalarType> ServingFloatType(Precision precision) {
+  switch (precision) {
+    case Precision::kBf16:
+      return at::kBFloat16;
+    case Precision::kFp16:
+      return at::kHalf;
+    case Precision::kFp32:
+    case Precision::kInt8:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 at::Tensor ToModelInput(at::Tensor input, Precision precision) {
-  if (precision == Precision::kBf16 && input.is_floating_point()) {
-    return input.to(at::kBFloat16);
+  const std::optional<at::ScalarType> serving = ServingFloatType(precision);
+  if (serving && input.is_floating_point() && input.scalar_type() != *serving) {
+    return input.to(*serving);
   }
   return input;
 }
 
 at::Tensor ToDeclaredOutput(at::Tensor output, DataType declared) {
-  if (output.scalar_type() == at::kBFloat16 && declared == DataType::kFp32) {
-    return output.to(at::kFloat);
-  }
+  const bool reduced = output.scalar_type() == at::kBFloat16 || output.scalar_type() == at::kHalf;
+  if (reduced && declared == DataType::kFp32) return output.to(at::kFloat);
   return output;
 }
 
