@@ -228,13 +228,32 @@ absl::StatusOr<QueueConfig> ParseQueue(const FieldReader& reader, const YAML::No
   return queue;
 }
 
+absl::StatusOr<ResponseCacheConfig> ParseResponseCache(const FieldReader& reader,
+                                                       const YAML::Node& node) {
+  RETURN_IF_ERROR(reader.CheckKeys(node, "response_cache", {"max_bytes", "per_tenant"}));
+  if (!node["max_bytes"]) {
+    return reader.Error("response_cache.max_bytes",
+                        "is required: the bytes of answers the cache may hold (e.g. 67108864)");
+  }
+  ResponseCacheConfig cache;
+  ASSIGN_OR_RETURN(int64_t max_bytes,
+                   reader.IntegerIn(node["max_bytes"], "response_cache.max_bytes",
+                                    kMinResponseCacheBytes, kMaxResponseCacheBytes));
+  cache.max_bytes = static_cast<uint64_t>(max_bytes);
+  if (node["per_tenant"]) {
+    ASSIGN_OR_RETURN(cache.per_tenant,
+                     reader.Bool(node["per_tenant"], "response_cache.per_tenant"));
+  }
+  return cache;
+}
+
 absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_view model_name,
                                            const FieldReader& reader,
                                            const ConfigDefaults& defaults) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
-  std::set<std::string> known_keys = {"backend", "max_batch_size", "inputs",
-                                      "outputs", "instances",      "dynamic_batching",
-                                      "queue",   "parameters",     "precision"};
+  std::set<std::string> known_keys = {"backend",   "max_batch_size",   "inputs", "outputs",
+                                      "instances", "dynamic_batching", "queue",  "parameters",
+                                      "precision", "response_cache"};
   known_keys.insert(LifecycleConfigKeys().begin(), LifecycleConfigKeys().end());
   RETURN_IF_ERROR(reader.CheckKeys(root, "", known_keys));
   ModelConfig config;
@@ -284,6 +303,14 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     config.precision = *parsed;
   }
   ASSIGN_OR_RETURN(config.lifecycle, ParseLifecycleConfig(root, reader.source()));
+  if (root["response_cache"]) {
+    if (config.capabilities.generates_text) {
+      return reader.Error("response_cache",
+                          "a language model's answers are sampled, not looked up: the response "
+                          "cache is for models whose outputs follow from their inputs");
+    }
+    ASSIGN_OR_RETURN(config.response_cache, ParseResponseCache(reader, root["response_cache"]));
+  }
   return config;
 }
 

@@ -74,6 +74,19 @@ struct QueueConfig {
   }
 };
 
+// `response_cache:` answers repeated identical requests from memory (core/response_cache.h).
+// Absent: no cache.
+struct ResponseCacheConfig {
+  uint64_t max_bytes = 0;  // 0: no cache
+  // Each tenant has its own entries (the default): whether another tenant sent the same
+  // input must not show in a faster answer. false: one cache for every caller.
+  bool per_tenant = true;
+
+  bool enabled() const { return max_bytes > 0; }
+};
+inline constexpr int64_t kMinResponseCacheBytes = int64_t{64} << 10;  // 64 KiB
+inline constexpr int64_t kMaxResponseCacheBytes = int64_t{64} << 30;  // 64 GiB
+
 // Defaults for fields a config.yaml leaves out, from the environment (BATCH_SIZE,
 // MAX_WORKERS, as the seed deploys them) and flags; a config's own values always win.
 struct ConfigDefaults {
@@ -107,6 +120,7 @@ struct ModelConfig {
   Precision precision = Precision::kFp32;
   // Versions, loading, eviction, integrity and traffic (core/repository/lifecycle_config.h).
   LifecycleConfig lifecycle;
+  ResponseCacheConfig response_cache;
   ModelCapabilities capabilities;
 
   bool batched() const { return max_batch_size > 0; }

@@ -579,3 +579,41 @@ TEST(ModelConfigTest, ALlamaModelDeclaresTextInAndTextOut) {
 
 }  // namespace
 }  // namespace inferd
+
+namespace inferd {
+namespace {
+
+std::string WithCache(const std::string& cache) {
+  return WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n") + "response_cache: " + cache +
+         "\n";
+}
+
+TEST(ModelConfigResponseCacheTest, AbsentMeansNoCache) {
+  absl::StatusOr<ModelConfig> config =
+      Parse(WithInputs("  - {name: x, datatype: FP32, dims: [1]}\n"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->response_cache.enabled());
+}
+
+TEST(ModelConfigResponseCacheTest, ParsesTheBoundAndPerTenantDefaultsToTrue) {
+  absl::StatusOr<ModelConfig> config = Parse(WithCache("{max_bytes: 1048576}"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->response_cache.max_bytes, 1048576u);
+  EXPECT_TRUE(config->response_cache.per_tenant);
+  config = Parse(WithCache("{max_bytes: 1048576, per_tenant: false}"));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->response_cache.per_tenant);
+}
+
+TEST(ModelConfigResponseCacheTest, ErrorsNameTheField) {
+  EXPECT_THAT(ErrorOf(WithCache("{}")), HasSubstr("response_cache.max_bytes: is required"));
+  EXPECT_THAT(ErrorOf(WithCache("{max_bytes: 10}")),
+              HasSubstr("response_cache.max_bytes: must be in 65536.."));
+  EXPECT_THAT(ErrorOf(WithCache("{max_bytes: 1048576, ttl: 5}")),
+              HasSubstr("response_cache.ttl: unknown field"));
+  EXPECT_THAT(ErrorOf("backend: llama\nresponse_cache: {max_bytes: 1048576}\n"),
+              HasSubstr("response_cache: a language model's answers are sampled"));
+}
+
+}  // namespace
+}  // namespace inferd

@@ -30,6 +30,8 @@ class ModelObserver {
   // and its latency from arrival to reply. Frontends report this; see
   // observability/request_finished.h.
   virtual void OnRequestFinished(absl::StatusCode code, Duration latency) = 0;
+  // A response cache lookup (config.yaml `response_cache:`): answered from the cache or not.
+  virtual void OnCacheLookup(bool hit) { (void)hit; }
 };
 
 class ModelObserverFactory {

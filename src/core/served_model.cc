@@ -48,6 +48,9 @@ ServedModel::ServedModel(std::shared_ptr<const ModelConfig> config, int64_t vers
       tuning_(std::move(tuning)),
       intra_op_(std::move(intra_op)),
       stats_(std::move(observer)),
+      cache_(config_->response_cache.enabled()
+                 ? std::make_unique<ResponseCache>(config_->response_cache.max_bytes)
+                 : nullptr),
       scheduler_(MakeSchedulerOptions(*config_, version_, *model_, std::move(policy)),
                  config_.get(), model_.get(), &stats_) {}
 
@@ -71,6 +74,7 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
       return;
     }
   }
+  if (cache_ && AnswerFromCache(*request)) return;
   // Counted until answered, so that the memory manager never evicts a model with requests
   // in flight. The scheduler answers every request before this object is destroyed.
   in_flight_.fetch_add(1, std::memory_order_acq_rel);
@@ -79,6 +83,28 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
     done(std::move(response));
   };
   scheduler_.Enqueue(std::move(request));
+}
+
+bool ServedModel::AnswerFromCache(InferRequest& request) {
+  const TimePoint start = Clock::now();
+  const std::string_view tenant = config_->response_cache.per_tenant ? request.tenant : "";
+  const ResponseCache::Key key = ResponseCache::KeyFor(config_->name, version_, tenant, request);
+  if (std::optional<std::vector<NamedTensor>> outputs = cache_->Lookup(key)) {
+    stats_.RecordCacheHit(Clock::now() - start);
+    request.on_complete(InferResponse{absl::OkStatus(), *std::move(outputs), 0});
+    return true;
+  }
+  const Duration lookup = Clock::now() - start;
+  // Runs on the execution thread that answered: the insertion copies the outputs (the cache
+  // keeps no view into an engine's or a request's buffers).
+  request.on_complete = [this, key, lookup,
+                         done = std::move(request.on_complete)](InferResponse response) {
+    const TimePoint insert_start = Clock::now();
+    if (response.status.ok()) cache_->Insert(key, response.outputs);
+    stats_.RecordCacheMiss(lookup + (Clock::now() - insert_start));
+    done(std::move(response));
+  };
+  return false;
 }
 
 void ServedModel::Generate(std::unique_ptr<GenerateRequest> request) {

@@ -19,6 +19,7 @@
 #include "core/infer_request.h"
 #include "core/model_config.h"
 #include "core/model_observer.h"
+#include "core/response_cache.h"
 #include "core/scheduling/batch_planner.h"
 #include "core/scheduling/batch_tuner.h"
 #include "core/scheduling/intra_op_probe.h"
@@ -54,6 +55,8 @@ class ServedModel {
   // Requests accepted by Infer and not yet answered (queued or executing).
   int64_t in_flight() const { return in_flight_.load(std::memory_order_acquire); }
   const std::shared_ptr<BackendModel>& backend_model() const { return model_; }
+  // Null unless config.yaml asks for a response cache.
+  const ResponseCache* response_cache() const { return cache_.get(); }
 
   // Validates `request` against the config and queues it. Every outcome, errors included,
   // is delivered through request->on_complete.
@@ -74,6 +77,10 @@ class ServedModel {
   void Stop();
 
  private:
+  // Answers `request` from the cache when it holds its inputs' answer (true); otherwise
+  // arranges for a successful answer to be kept, and returns false.
+  bool AnswerFromCache(InferRequest& request);
+
   const std::shared_ptr<const ModelConfig> config_;
   const int64_t version_;
   const std::string platform_;
@@ -82,6 +89,7 @@ class ServedModel {
   const std::optional<BatchTuning> tuning_;
   const IntraOpChoice intra_op_;
   ModelStats stats_;
+  const std::unique_ptr<ResponseCache> cache_;  // null: no response_cache in config.yaml
   std::atomic<int64_t> in_flight_{0};
   Scheduler scheduler_;  // declared last: destroyed (stopped) before everything it uses
 };

@@ -107,6 +107,13 @@ MetricsRegistry::MetricsRegistry(std::string_view server_version)
                                "Requests of a tenant refused before they ran, by reason "
                                "(rate_limit, in_flight_limit, model_not_allowed).");
 
+  f.cache_lookups = &Build(BuildCounter(), r, "inferd_response_cache_lookups_total",
+                           "Response cache lookups of a model version, by result (hit, miss).");
+  f.cache_bytes = &Build(BuildGauge(), r, "inferd_response_cache_bytes",
+                         "Bytes the model version's response cache holds (its entries' charge).");
+  f.cache_entries = &Build(BuildGauge(), r, "inferd_response_cache_entries",
+                           "Answers the model version's response cache holds.");
+
   f.build_info->Add({{"version", std::string(server_version)}}).Set(1);
   for (unsigned status : kKnownHttpStatuses) {
     http_responses_[status] = &f.http_responses->Add({{"code", std::to_string(status)}});
@@ -218,6 +225,13 @@ void MetricsRegistry::RefreshModels(const ModelManager& models) {
   for (const ModelHandle& model : models.ReadyModels()) {
     if (auto* metrics = dynamic_cast<ModelMetrics*>(model->observer())) {
       metrics->SetQueueDepth(model->queue_depth());
+    }
+    if (const ResponseCache* cache = model->response_cache()) {
+      const ResponseCacheStats held = cache->Stats();
+      const prometheus::Labels labels = {{"model", model->name()},
+                                         {"version", std::to_string(model->version())}};
+      families_.cache_bytes->Add(labels).Set(static_cast<double>(held.bytes));
+      families_.cache_entries->Add(labels).Set(static_cast<double>(held.entries));
     }
   }
   // Memory and lifecycle events, read from the manager's report at scrape time: the

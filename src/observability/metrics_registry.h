@@ -72,6 +72,9 @@ struct MetricFamilies {
   prometheus::Family<prometheus::Counter>* tenant_requests;
   prometheus::Family<prometheus::Histogram>* tenant_request_seconds;
   prometheus::Family<prometheus::Counter>* tenant_rejections;
+  prometheus::Family<prometheus::Counter>* cache_lookups;
+  prometheus::Family<prometheus::Gauge>* cache_bytes;
+  prometheus::Family<prometheus::Gauge>* cache_entries;
 };
 
 class MetricsRegistry : public ModelObserverFactory {

@@ -24,7 +24,9 @@ ModelMetrics::ModelMetrics(MetricFamilies& families, const prometheus::Labels& l
       compute_seconds_(&families.compute_seconds->Add(labels, LatencyBuckets())),
       batch_rows_(&families.batch_rows->Add(labels, BatchSizeBuckets())),
       inferences_(&families.inferences->Add(labels)),
-      queue_depth_(&families.queue_depth->Add(labels)) {
+      queue_depth_(&families.queue_depth->Add(labels)),
+      cache_hits_(&families.cache_lookups->Add(With(labels, "result", "hit"))),
+      cache_misses_(&families.cache_lookups->Add(With(labels, "result", "miss"))) {
   for (RequestOutcome outcome : kAllRequestOutcomes) {
     requests_[static_cast<size_t>(outcome)] =
         &families.requests->Add(With(labels, "outcome", std::string(OutcomeName(outcome))));

@@ -27,6 +27,7 @@ class ModelMetrics : public ModelObserver {
   void OnBatchExecuted(int64_t rows, const BatchTimes& times) override;
   void OnRequestDequeued(Duration queued) override;
   void OnRequestFinished(absl::StatusCode code, Duration latency) override;
+  void OnCacheLookup(bool hit) override { (hit ? cache_hits_ : cache_misses_)->Increment(); }
 
   // Set at scrape time from the scheduler.
   void SetQueueDepth(size_t requests) { queue_depth_->Set(static_cast<double>(requests)); }
@@ -39,6 +40,8 @@ class ModelMetrics : public ModelObserver {
   prometheus::Histogram* batch_rows_;
   prometheus::Counter* inferences_;
   prometheus::Gauge* queue_depth_;
+  prometheus::Counter* cache_hits_;
+  prometheus::Counter* cache_misses_;
 };
 
 }  // namespace inferd

@@ -30,6 +30,20 @@ void ModelStats::RecordFailure(Duration total) {
   stats_.fail.Add(total);
 }
 
+void ModelStats::RecordCacheHit(Duration lookup) {
+  if (observer_) observer_->OnCacheLookup(/*hit=*/true);
+  MutexLock lock(&mu_);
+  stats_.cache_hit.Add(lookup);
+  stats_.success.Add(lookup);
+  stats_.last_inference_ms = WallClockMs();
+}
+
+void ModelStats::RecordCacheMiss(Duration lookup_and_insert) {
+  if (observer_) observer_->OnCacheLookup(/*hit=*/false);
+  MutexLock lock(&mu_);
+  stats_.cache_miss.Add(lookup_and_insert);
+}
+
 ModelStatsSnapshot ModelStats::Snapshot() const {
   MutexLock lock(&mu_);
   return stats_;

@@ -38,6 +38,10 @@ struct ModelStatsSnapshot {
   uint64_t execution_count = 0;   // engine calls (batches)
   int64_t last_inference_ms = 0;  // wall-clock time of the last completed request
   DurationStat success, fail, queue, compute_input, compute_infer, compute_output;
+  // Response cache lookups (Triton's fields): a hit's time is the lookup's, and the hit is
+  // counted in `success` too (it was answered) but not in inference_count or the compute
+  // times (nothing ran); a miss's time is the lookup's and the insertion's.
+  DurationStat cache_hit, cache_miss;
   struct PerBatchSize {
     DurationStat compute_input, compute_infer, compute_output;
   };
@@ -57,6 +61,10 @@ class ModelStats {
   void RecordSuccess(Duration queue, const BatchTimes& times, Duration total);
   // One request that failed (engine error, timeout in the queue, full queue).
   void RecordFailure(Duration total);
+  // A request answered from the response cache, `lookup` after it reached the model.
+  void RecordCacheHit(Duration lookup);
+  // A request the response cache did not hold: the lookup and (for a success) the insertion.
+  void RecordCacheMiss(Duration lookup_and_insert);
 
   ModelStatsSnapshot Snapshot() const;
   ModelObserver* observer() const { return observer_.get(); }

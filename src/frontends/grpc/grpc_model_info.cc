@@ -124,6 +124,8 @@ void FillModelStatistics(const ServedModel& model, inference::ModelStatistics* o
   FillDuration(stats.compute_input, infer->mutable_compute_input());
   FillDuration(stats.compute_infer, infer->mutable_compute_infer());
   FillDuration(stats.compute_output, infer->mutable_compute_output());
+  FillDuration(stats.cache_hit, infer->mutable_cache_hit());
+  FillDuration(stats.cache_miss, infer->mutable_cache_miss());
   for (const auto& [size, batch] : stats.batch_stats) {
     inference::InferBatchStatistics* entry = out->add_batch_stats();
     entry->set_batch_size(static_cast<uint64_t>(size));

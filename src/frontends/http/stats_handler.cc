@@ -138,7 +138,24 @@ void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
   WriteDuration("compute_input", stats.compute_input, writer);
   WriteDuration("compute_infer", stats.compute_infer, writer);
   WriteDuration("compute_output", stats.compute_output, writer);
+  WriteDuration("cache_hit", stats.cache_hit, writer);
+  WriteDuration("cache_miss", stats.cache_miss, writer);
   writer.EndObject();
+  if (const ResponseCache* cache = model.response_cache()) {
+    // inferd's addition: what the cache holds now, against its bound.
+    const ResponseCacheStats held = cache->Stats();
+    writer.Key("response_cache");
+    writer.StartObject();
+    writer.Key("bytes");
+    writer.Uint64(held.bytes);
+    writer.Key("max_bytes");
+    writer.Uint64(held.max_bytes);
+    writer.Key("entries");
+    writer.Uint64(held.entries);
+    writer.Key("evictions");
+    writer.Uint64(held.evictions);
+    writer.EndObject();
+  }
   writer.Key("batch_stats");
   writer.StartArray();
   for (const auto& [size, per_size] : stats.batch_stats) {
