@@ -69,6 +69,10 @@ absl::Status CheckGenerateRequest(const GenerateRequest& request) {
     return absl::InvalidArgumentError(
         StrCat("'max_tokens' is ", request.max_tokens, "; it must be at least 1"));
   }
+  if (request.logprobs < -1 || request.logprobs > kMaxTopLogprobs) {
+    return absl::InvalidArgumentError(StrCat("'top_logprobs' is ", request.logprobs,
+                                             "; it must be between 0 and ", kMaxTopLogprobs));
+  }
   return absl::OkStatus();
 }
 

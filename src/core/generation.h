@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -90,6 +91,17 @@ inline constexpr size_t kMaxOutputFormatBytes = 64 << 10;
 // The request field an OutputFormat came from, for errors: 'response_format' or 'grammar'.
 std::string_view OutputFormatField(const OutputFormat& format);
 
+// OpenAI's logprobs: for each generated token, its log-probability under the model (the
+// log-softmax of the model's logits, before temperature, penalties or any other sampler) and
+// the `top` likeliest tokens at that step.
+inline constexpr int kMaxTopLogprobs = 20;
+
+struct TokenLogprob {
+  std::string token;  // the token's text piece (bytes; may end inside a UTF-8 character)
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // likeliest first
+};
+
 enum class FinishReason { kNone, kStop, kLength };
 
 struct GenerationUsage {
@@ -113,6 +125,9 @@ struct GenerationEvent {
   // empty when the model ended it.
   std::string stop_sequence;
   GenerationUsage usage;
+  // With GenerateRequest::logprobs >= 0: the tokens sampled since the previous event, in order
+  // (a token whose text is still held back is reported with the event that sends it).
+  std::vector<TokenLogprob> logprobs;
 };
 
 struct GenerateRequest {
@@ -125,6 +140,9 @@ struct GenerateRequest {
   int64_t max_tokens = 0;  // 0: the model's limit
   std::vector<std::string> stop;
   OutputFormat output_format;
+  // -1: no logprobs. 0 .. kMaxTopLogprobs: each event carries its tokens' log-probabilities
+  // with that many alternatives each.
+  int logprobs = -1;
   // Choices generated from the one prompt (OpenAI's "n"), 1 ..< kMaxChoices: the prompt is
   // rendered and tokenised once, each choice is a sequence of its own; with a seed, choice i
   // samples with seed + i, so the choices differ and each is repeatable.

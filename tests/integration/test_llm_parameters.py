@@ -1,7 +1,7 @@
 """Sampling controls and "nothing silently ignored" (issue 32), with the real `openai` client:
 penalties, min_p and logit_bias change what a greedy model writes; every OpenAI field inferd
 does not implement is refused with a 400 naming it (they were accepted and ignored: JSON mode
-answered with prose, logprobs with null)."""
+answered with prose, logprobs with null; both are served now)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,6 @@ def test_a_logit_bias_token_outside_the_vocabulary_is_refused(client):
 
 
 @pytest.mark.parametrize("field", [
-    {"logprobs": True, "top_logprobs": 2},
     {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
      "tool_choice": "required"},
     {"user": "end-user-1"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include <llama.h>
@@ -13,6 +14,7 @@
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
+#include "backends/llama/token_logprobs.h"
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -73,6 +75,8 @@ struct LlamaEngine::Slot {
   int64_t max_tokens = 0;
   SamplerPtr sampler;
   std::optional<TextAssembler> text;
+  // With GenerateRequest::logprobs: tokens sampled whose text has not been sent yet.
+  std::vector<TokenLogprob> logprobs;
   int32_t next = -1;  // sampled and not yet decoded
   int64_t generated = 0;
   int32_t batch_index = -1;
@@ -431,6 +435,7 @@ void LlamaEngine::Loop() {
                FinishReason::kNone);
         continue;
       }
+      const int32_t row = slot->batch_index;
       slot->batch_index = -1;
       ++sampled;
       if (slot->generated == 0) slot->first_token = end;
@@ -439,11 +444,17 @@ void LlamaEngine::Loop() {
         Finish(*slot, absl::OkStatus(), FinishReason::kStop);
         continue;
       }
+      if (slot->request->logprobs >= 0) {
+        slot->logprobs.push_back(LogprobOf(row, token, slot->request->logprobs));
+      }
       GenerationEvent event;
       event.choice = slot->choice;
       event.text = slot->text->Add(tokenizer_.Piece(token));
       event.tokens = 1;
-      if (!event.text.empty()) Deliver(*slot->request, std::move(event));
+      if (!event.text.empty()) {
+        event.logprobs = std::exchange(slot->logprobs, {});
+        Deliver(*slot->request, std::move(event));
+      }
       if (slot->text->stopped()) {
         Finish(*slot, absl::OkStatus(), FinishReason::kStop);
       } else if (slot->generated >= slot->max_tokens ||
@@ -541,6 +552,17 @@ bool LlamaEngine::Admit() {
   return !admitted.empty();
 }
 
+TokenLogprob LlamaEngine::LogprobOf(int32_t row, int32_t token, int top) const {
+  const float* logits = llama_get_logits_ith(context_, row);
+  const StepLogprobs step =
+      LogprobsOf(std::span<const float>(logits, static_cast<size_t>(tokenizer_.vocabulary_size())),
+                 token, top);
+  TokenLogprob out{tokenizer_.Piece(token), step.logprob, {}};
+  out.top.reserve(step.top.size());
+  for (const auto& [id, logprob] : step.top) out.top.emplace_back(tokenizer_.Piece(id), logprob);
+  return out;
+}
+
 void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   GenerationEvent event;
   event.choice = slot.choice;
@@ -548,7 +570,9 @@ void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   if (status.ok()) {
     event.text = slot.text->Flush();
     if (reason == FinishReason::kStop) event.stop_sequence = slot.text->stopped_by();
+    event.logprobs = std::move(slot.logprobs);
   }
+  slot.logprobs.clear();
   event.status = std::move(status);
   event.finish_reason = reason;
   event.usage.prompt_tokens = static_cast<int64_t>(slot.prompt->size());

@@ -81,6 +81,9 @@ class LlamaEngine : public GenerativeModel {
   // admitted any.
   bool Admit();
   void Finish(Slot& slot, absl::Status status, FinishReason reason);
+  // The logprobs of `token`, sampled from the logits of batch row `row`, with `top`
+  // alternatives (OpenAI's logprobs). Decode thread only.
+  TokenLogprob LogprobOf(int32_t row, int32_t token, int top) const;
   // Embeds the next input of the running embeddings request (taking the next queued one when
   // none runs) and answers it once its last input is done.
   void EmbedStep();

@@ -73,10 +73,7 @@ bool IsNeutral(std::string_view key, element value) {
   int64_t number = 0;
   std::string_view text;
   array list;
-  if (key == "logprobs" || key == "echo") {
-    return (!value.get(flag) && !flag) || (!value.get(number) && number == 0);
-  }
-  if (key == "top_logprobs") return !value.get(number) && number == 0;
+  if (key == "echo") return !value.get(flag) && !flag;
   if (key == "best_of") return !value.get(number) && number == 1;
   if (key == "suffix") return !value.get(text) && text.empty();
   if (key == "tools") return !value.get(list) && list.size() == 0;
@@ -235,6 +232,27 @@ absl::Status ReadOutputFormat(object o, OutputFormat* out) {
   return absl::OkStatus();
 }
 
+// OpenAI's logprobs: chat takes `logprobs: true` and `top_logprobs: 0..20` (which needs
+// logprobs); completions take `logprobs: 0..20`, the alternatives per token. -1: none.
+absl::Status ReadLogprobs(object o, GenerationApi api, int* out) {
+  if (api == GenerationApi::kCompletion) {
+    int64_t top = -1;
+    RETURN_IF_ERROR(ReadInteger(o, "logprobs", 0, kMaxTopLogprobs, &top));
+    *out = static_cast<int>(top);
+    return absl::OkStatus();
+  }
+  bool wanted = false;
+  RETURN_IF_ERROR(ReadBool(o, "logprobs", &wanted));
+  int64_t top = 0;
+  bool top_present = false;
+  RETURN_IF_ERROR(ReadInteger(o, "top_logprobs", 0, kMaxTopLogprobs, &top, &top_present));
+  if (top_present && !wanted) {
+    return InvalidField("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  }
+  *out = wanted ? static_cast<int>(top) : -1;
+  return absl::OkStatus();
+}
+
 absl::Status ReadMaxTokens(object o, std::string_view key, GenerateRequest& request) {
   return ReadInteger(o, key, 1, 1 << 24, &request.max_tokens);
 }
@@ -318,6 +336,98 @@ void WriteKServeHead(Writer& w, const GenerationCall& call) {
   }
 }
 
+void TokenBytes(Writer& w, std::string_view token) {
+  w.StartArray();
+  for (unsigned char byte : token) w.Uint(byte);
+  w.EndArray();
+}
+
+// Chat's logprobs object: {"content": [{"token", "logprob", "bytes", "top_logprobs"}]}. A
+// token's text may end inside a UTF-8 character: "token" then holds the valid prefix with
+// U+FFFD (the JSON writer's replacement) and "bytes" the exact bytes, as OpenAI's do.
+void WriteChatLogprobs(Writer& w, std::span<const TokenLogprob> logprobs) {
+  w.StartObject();
+  w.Key("content");
+  w.StartArray();
+  for (const TokenLogprob& entry : logprobs) {
+    w.StartObject();
+    w.Key("token");
+    String(w, entry.token);
+    w.Key("logprob");
+    w.Double(entry.logprob);
+    w.Key("bytes");
+    TokenBytes(w, entry.token);
+    w.Key("top_logprobs");
+    w.StartArray();
+    for (const auto& [token, logprob] : entry.top) {
+      w.StartObject();
+      w.Key("token");
+      String(w, token);
+      w.Key("logprob");
+      w.Double(logprob);
+      w.Key("bytes");
+      TokenBytes(w, token);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("refusal");
+  w.Null();
+  w.EndObject();
+}
+
+// The completions API's logprobs: parallel lists of tokens, their logprobs, a {token: logprob}
+// map of alternatives per token, and each token's byte offset in the choice's text
+// (`text_offset`, counted from `offset`).
+void WriteCompletionLogprobs(Writer& w, std::span<const TokenLogprob> logprobs, size_t offset) {
+  w.StartObject();
+  w.Key("tokens");
+  w.StartArray();
+  for (const TokenLogprob& entry : logprobs) String(w, entry.token);
+  w.EndArray();
+  w.Key("token_logprobs");
+  w.StartArray();
+  for (const TokenLogprob& entry : logprobs) w.Double(entry.logprob);
+  w.EndArray();
+  w.Key("top_logprobs");
+  w.StartArray();
+  for (const TokenLogprob& entry : logprobs) {
+    w.StartObject();
+    std::vector<std::string_view> seen;
+    for (const auto& [token, logprob] : entry.top) {
+      // Two token ids can share a text; a JSON object keeps the likelier (first) one.
+      if (std::find(seen.begin(), seen.end(), token) != seen.end()) continue;
+      seen.push_back(token);
+      w.Key(token.data(), static_cast<rapidjson::SizeType>(token.size()));
+      w.Double(logprob);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("text_offset");
+  w.StartArray();
+  for (const TokenLogprob& entry : logprobs) {
+    w.Uint64(offset);
+    offset += entry.token.size();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void WriteLogprobs(Writer& w, const GenerationCall& call, std::span<const TokenLogprob> logprobs,
+                   size_t offset) {
+  w.Key("logprobs");
+  if (!call.logprobs) {
+    w.Null();
+  } else if (call.api == GenerationApi::kChat) {
+    WriteChatLogprobs(w, logprobs);
+  } else {
+    WriteCompletionLogprobs(w, logprobs, offset);
+  }
+}
+
 std::string Event(const rapidjson::StringBuffer& buffer) {
   std::string event = "data: ";
   event.append(buffer.GetString(), buffer.GetSize());
@@ -328,7 +438,8 @@ std::string Event(const rapidjson::StringBuffer& buffer) {
 // One OpenAI chunk with a single choice: `text` as the delta (or the role), and the finish
 // reason when given.
 std::string OpenAiChunk(const GenerationCall& call, int index, std::string_view text, bool role,
-                        const FinishReason* finish) {
+                        const FinishReason* finish, std::span<const TokenLogprob> logprobs = {},
+                        size_t offset = 0) {
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -355,8 +466,12 @@ std::string OpenAiChunk(const GenerationCall& call, int index, std::string_view 
     w.Key("text");
     String(w, text);
   }
-  w.Key("logprobs");
-  w.Null();
+  if (role || finish != nullptr) {
+    w.Key("logprobs");
+    w.Null();
+  } else {
+    WriteLogprobs(w, call, logprobs, offset);
+  }
   w.Key("finish_reason");
   if (finish != nullptr) {
     String(w, FinishReasonName(*finish));
@@ -442,10 +557,12 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
                                                      "max_tokens",
                                                      "max_completion_tokens",
                                                      "response_format",
-                                                     "grammar"};
+                                                     "grammar",
+                                                     "logprobs",
+                                                     "top_logprobs"};
   static constexpr std::string_view kCompletionFields[] = {
-      "model",      "prompt",          "n",      "stream", "stream_options",
-      "max_tokens", "response_format", "grammar"};
+      "model",      "prompt",          "n",       "stream",  "stream_options",
+      "max_tokens", "response_format", "grammar", "logprobs"};
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(CheckFields(o, kChatFields, ""));
   } else {
@@ -463,6 +580,8 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
   }
   RETURN_IF_ERROR(ReadSampling(o, request));
   RETURN_IF_ERROR(ReadOutputFormat(o, &request.output_format));
+  RETURN_IF_ERROR(ReadLogprobs(o, api, &request.logprobs));
+  parsed.call.logprobs = request.logprobs >= 0;
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_completion_tokens", request));
@@ -586,8 +705,7 @@ HttpReply EncodeGenerationReply(const GenerationCall& call,
         w.Key("text");
         String(w, choice.text);
       }
-      w.Key("logprobs");
-      w.Null();
+      WriteLogprobs(w, call, choice.logprobs, 0);
       w.Key("finish_reason");
       String(w, FinishReasonName(choice.done.finish_reason));
       w.EndObject();
@@ -606,8 +724,11 @@ std::string EncodeStreamStart(const GenerationCall& call, int index) {
   return OpenAiChunk(call, index, {}, /*role=*/true, nullptr);
 }
 
-std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index) {
-  if (call.api != GenerationApi::kKServe) return OpenAiChunk(call, index, text, false, nullptr);
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index,
+                             std::span<const TokenLogprob> logprobs, size_t offset) {
+  if (call.api != GenerationApi::kKServe) {
+    return OpenAiChunk(call, index, text, false, nullptr, logprobs, offset);
+  }
   rapidjson::StringBuffer buffer;
   Writer w(buffer);
   w.StartObject();
@@ -619,7 +740,7 @@ std::string EncodeStreamText(const GenerationCall& call, std::string_view text, 
 }
 
 std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEvent& done,
-                                  int index) {
+                                  int index, size_t offset) {
   if (call.api == GenerationApi::kKServe) {
     rapidjson::StringBuffer buffer;
     Writer w(buffer);
@@ -634,7 +755,9 @@ std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEv
     return Event(buffer);
   }
   std::string events;
-  if (!done.text.empty()) events += OpenAiChunk(call, index, done.text, false, nullptr);
+  if (!done.text.empty() || !done.logprobs.empty()) {
+    events += OpenAiChunk(call, index, done.text, false, nullptr, done.logprobs, offset);
+  }
   events += OpenAiChunk(call, index, {}, false, &done.finish_reason);
   return events;
 }

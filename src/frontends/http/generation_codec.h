@@ -34,12 +34,15 @@ struct GenerationCall {
   std::string id;              // "chatcmpl-...", "cmpl-...", or the KServe request id
   int64_t created = 0;         // Unix seconds
   int n = 1;                   // OpenAI: choices to generate, 1..kMaxChoices; KServe: 1
+  bool logprobs = false;       // OpenAI: the choices carry logprobs (else "logprobs": null)
 };
 
 // One finished choice: its text and its last event (finish reason, usage).
 struct GenerationChoice {
   std::string text;
   GenerationEvent done;
+  std::vector<TokenLogprob> logprobs;  // with GenerationCall::logprobs: every token's
+  size_t token_bytes = 0;              // streaming: bytes of the tokens reported so far
 };
 
 // The usage of `choices` generated from one prompt: the prompt counted once, the completions
@@ -72,9 +75,12 @@ HttpReply EncodeGenerationReply(const GenerationCall& call,
 // finish reason; KServe: the final event with usage); then the end of the stream (OpenAI:
 // the usage when asked for, and [DONE]; KServe: nothing).
 std::string EncodeStreamStart(const GenerationCall& call, int index = 0);
-std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index = 0);
+// `logprobs`: the tokens of `text` (GenerationCall::logprobs); `offset`: the bytes of the
+// choice's text sent before, for the completions API's text_offset.
+std::string EncodeStreamText(const GenerationCall& call, std::string_view text, int index = 0,
+                             std::span<const TokenLogprob> logprobs = {}, size_t offset = 0);
 std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEvent& done,
-                                  int index = 0);
+                                  int index = 0, size_t offset = 0);
 std::string EncodeStreamFinish(const GenerationCall& call, const GenerationUsage& usage);
 // The end of a one-choice stream: EncodeStreamChoiceEnd, then EncodeStreamFinish.
 std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done);

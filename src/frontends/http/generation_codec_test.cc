@@ -62,9 +62,8 @@ TEST_F(GenerationCodecTest, ReadsAChatRequest) {
 TEST_F(GenerationCodecTest, RefusesFieldsItDoesNotImplementAndAcceptsTheirNeutralValues) {
   const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
   for (const char* field :
-       {R"("logprobs": true)", R"("top_logprobs": 3)", R"("tools": [{"type": "function"}])",
-        R"("tool_choice": "required")", R"("user": "u1")", R"("no_such_field": 1)",
-        R"("stream_options": {"chunked": true})"}) {
+       {R"("tools": [{"type": "function"}])", R"("tool_choice": "required")", R"("user": "u1")",
+        R"("no_such_field": 1)", R"("stream_options": {"chunked": true})"}) {
     auto parsed =
         Parse(StrCat(R"({"model": "m", )", messages, ", ", field, "}"), GenerationApi::kChat);
     ASSERT_FALSE(parsed.ok()) << field;
@@ -240,7 +239,9 @@ TEST(GenerationEncodeTest, ChatReplyCarriesTextFinishReasonAndUsage) {
   done.finish_reason = FinishReason::kLength;
   done.usage.prompt_tokens = 5;
   done.usage.completion_tokens = 2;
-  const GenerationChoice choice{"hi \"there\"", done};
+  GenerationChoice choice;
+  choice.text = "hi \"there\"";
+  choice.done = done;
   HttpReply reply = EncodeGenerationReply(call, std::span(&choice, 1));
   rapidjson::Document d;
   d.Parse(reply.body.c_str());
@@ -327,6 +328,76 @@ TEST(GenerationParseTest, APromptOverTheServersLimitExceedsTheContext) {
   EXPECT_EQ(ErrorField(status), "prompt");
   EXPECT_EQ(ErrorReasonOf(status), ErrorReason::kContextLengthExceeded);
   EXPECT_TRUE(CheckPromptBytes(kMaxPromptBytes, "prompt").ok());
+}
+
+TEST_F(GenerationCodecTest, ReadsLogprobsInEachApisShape) {
+  const std::string messages = R"("messages": [{"role": "user", "content": "x"}])";
+  auto chat =
+      Parse(StrCat(R"({"model": "m", )", messages, R"(, "logprobs": true, "top_logprobs": 5})"),
+            GenerationApi::kChat);
+  ASSERT_TRUE(chat.ok()) << chat.status();
+  EXPECT_EQ(chat->request->logprobs, 5);
+  EXPECT_TRUE(chat->call.logprobs);
+  auto plain =
+      Parse(StrCat(R"({"model": "m", )", messages, R"(, "logprobs": true})"), GenerationApi::kChat);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->request->logprobs, 0);
+  auto none = Parse(StrCat(R"({"model": "m", )", messages, R"(, "logprobs": false})"),
+                    GenerationApi::kChat);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->request->logprobs, -1);
+  EXPECT_FALSE(none->call.logprobs);
+  EXPECT_THAT(ErrorOf(Parse(StrCat(R"({"model": "m", )", messages, R"(, "top_logprobs": 2})"),
+                            GenerationApi::kChat)),
+              HasSubstr("'top_logprobs' needs 'logprobs': true"));
+  EXPECT_THAT(ErrorOf(Parse(StrCat(R"({"model": "m", )", messages,
+                                   R"(, "logprobs": true, "top_logprobs": 21})"),
+                            GenerationApi::kChat)),
+              HasSubstr("'top_logprobs' must be in 0..20"));
+  auto completion =
+      Parse(R"({"model": "m", "prompt": "p", "logprobs": 3})", GenerationApi::kCompletion);
+  ASSERT_TRUE(completion.ok()) << completion.status();
+  EXPECT_EQ(completion->request->logprobs, 3);
+  EXPECT_THAT(ErrorOf(Parse(R"({"model": "m", "prompt": "p", "logprobs": true})",
+                            GenerationApi::kCompletion)),
+              HasSubstr("'logprobs' must be an integer"));
+}
+
+TEST_F(GenerationCodecTest, WritesChatAndCompletionLogprobs) {
+  GenerationCall call;
+  call.api = GenerationApi::kChat;
+  call.model = "m";
+  call.logprobs = true;
+  GenerationChoice choice;
+  choice.text = "Hi!";
+  choice.done.done = true;
+  choice.logprobs = {{"Hi", -0.25f, {{"Hi", -0.25f}, {"Hello", -1.5f}}}, {"!", -0.5f, {}}};
+  HttpReply reply = EncodeGenerationReply(call, std::span(&choice, 1));
+  rapidjson::Document d;
+  d.Parse(reply.body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << reply.body;
+  const auto& content = d["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.Size(), 2u);
+  EXPECT_STREQ(content[0]["token"].GetString(), "Hi");
+  EXPECT_DOUBLE_EQ(content[0]["logprob"].GetDouble(), -0.25);
+  EXPECT_EQ(content[0]["bytes"].Size(), 2u);
+  EXPECT_EQ(content[0]["bytes"][0].GetInt(), 'H');
+  EXPECT_STREQ(content[0]["top_logprobs"][1]["token"].GetString(), "Hello");
+
+  call.api = GenerationApi::kCompletion;
+  reply = EncodeGenerationReply(call, std::span(&choice, 1));
+  d.Parse(reply.body.c_str());
+  ASSERT_FALSE(d.HasParseError()) << reply.body;
+  const auto& legacy = d["choices"][0]["logprobs"];
+  EXPECT_STREQ(legacy["tokens"][1].GetString(), "!");
+  EXPECT_DOUBLE_EQ(legacy["token_logprobs"][1].GetDouble(), -0.5);
+  EXPECT_DOUBLE_EQ(legacy["top_logprobs"][0]["Hello"].GetDouble(), -1.5);
+  EXPECT_EQ(legacy["text_offset"][1].GetInt(), 2);
+
+  call.logprobs = false;
+  reply = EncodeGenerationReply(call, std::span(&choice, 1));
+  d.Parse(reply.body.c_str());
+  EXPECT_TRUE(d["choices"][0]["logprobs"].IsNull());
 }
 
 }  // namespace

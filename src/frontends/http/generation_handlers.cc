@@ -1,6 +1,7 @@
 #include "frontends/http/generation_handlers.h"
 
 #include <atomic>
+#include <iterator>
 #include <utility>
 
 #include <rapidjson/stringbuffer.h>
@@ -51,6 +52,8 @@ class GenerationSink {
     if (event.done && !event.status.ok()) return Fail(event.status);
     if (!call_.stream) {
       choice.text += event.text;
+      std::move(event.logprobs.begin(), event.logprobs.end(), std::back_inserter(choice.logprobs));
+      event.logprobs.clear();
       if (!event.done) return;
       choice.done = std::move(event);
       if (++ended_ < call_.n) return;
@@ -61,8 +64,12 @@ class GenerationSink {
       return;
     }
     if (stream_ == nullptr && !StartStream()) return;
-    if (!event.done) return stream_->Write(EncodeStreamText(call_, event.text, index));
-    std::string events = EncodeStreamChoiceEnd(call_, event, index);
+    const size_t offset = choice.token_bytes;
+    for (const TokenLogprob& token : event.logprobs) choice.token_bytes += token.token.size();
+    if (!event.done) {
+      return stream_->Write(EncodeStreamText(call_, event.text, index, event.logprobs, offset));
+    }
+    std::string events = EncodeStreamChoiceEnd(call_, event, index, offset);
     choice.done = std::move(event);
     if (++ended_ < call_.n) return stream_->Write(std::move(events));
     finished_ = true;
