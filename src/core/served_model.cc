@@ -87,7 +87,8 @@ void ServedModel::Infer(std::unique_ptr<InferRequest> request) {
 
 bool ServedModel::AnswerFromCache(InferRequest& request) {
   const TimePoint start = Clock::now();
-  const std::string_view tenant = config_->response_cache.per_tenant ? request.tenant : "";
+  const std::string_view tenant =
+      config_->response_cache.per_tenant ? std::string_view(request.tenant) : std::string_view();
   const ResponseCache::Key key = ResponseCache::KeyFor(config_->name, version_, tenant, request);
   if (std::optional<std::vector<NamedTensor>> outputs = cache_->Lookup(key)) {
     stats_.RecordCacheHit(Clock::now() - start);

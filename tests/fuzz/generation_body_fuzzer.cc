@@ -1,23 +1,28 @@
 // The generation bodies a client sends: OpenAI chat completions and completions, and KServe
-// generate (POST /v1/chat/completions, /v1/completions, /v2/models/M/generate[_stream]), and
-// OpenAI embeddings (POST /v1/embeddings),
+// generate (POST /v1/chat/completions, /v1/completions, /v2/models/M/generate[_stream]),
+// OpenAI embeddings (POST /v1/embeddings) and Anthropic messages (POST /v1/messages),
 // through ParseJsonBody and the generation codec's parsers; what they accept is encoded
 // back as a reply and as a stream, as the handlers do. The engine is not involved: the
-// codec is where every client size and count is bounded. Input: one byte choosing the API
-// (0: chat, 1: completion, 2: KServe generate, 3: KServe generate_stream, 4: embeddings),
-// then the body.
+// codec is where every client size and count is bounded; what passes the codec also goes
+// through the limits every entry point applies (CheckGenerateRequest). Replies carry logprobs
+// when the request asked, with a token that ends inside a UTF-8 character. Input: one byte
+// choosing the API (0: chat, 1: completion, 2: KServe generate, 3: KServe generate_stream,
+// 4: embeddings, 5: Anthropic messages), then the body.
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/json_body.h"
+#include "frontends/http/anthropic_codec.h"
 #include "frontends/http/embedding_codec.h"
 #include "frontends/http/generation_codec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
-  const uint8_t api = data[0] % 5;
+  const uint8_t api = data[0] % 6;
   std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   absl::StatusOr<inferd::ParsedJson> json = inferd::ParseJsonBody(body);
   if (!json.ok()) return 0;
@@ -31,6 +36,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)inferd::EncodeEmbeddingsReply(embeddings->model, embeddings->base64, result);
     return 0;
   }
+  if (api == 5) {
+    absl::StatusOr<inferd::ParsedAnthropicMessages> messages =
+        inferd::ParseAnthropicMessages(json->root());
+    if (!messages.ok()) {
+      (void)inferd::AnthropicErrorBody(400, messages.status());
+      return 0;
+    }
+    (void)inferd::CheckGenerateRequest(*messages->request);
+    inferd::GenerationEvent done;
+    done.done = true;
+    done.finish_reason = inferd::FinishReason::kStop;
+    (void)inferd::EncodeAnthropicMessage(messages->call, "text \xe2\x82", done);
+    (void)inferd::EncodeAnthropicStreamStart(messages->call);
+    (void)inferd::EncodeAnthropicStreamEnd(done);
+    return 0;
+  }
   absl::StatusOr<inferd::ParsedGeneration> parsed =
       api == 0   ? inferd::ParseOpenAiRequest(json->root(), inferd::GenerationApi::kChat)
       : api == 1 ? inferd::ParseOpenAiRequest(json->root(), inferd::GenerationApi::kCompletion)
@@ -40,9 +61,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         api < 2 ? inferd::GenerationApi::kChat : inferd::GenerationApi::kKServe, parsed.status());
     return 0;
   }
+  (void)inferd::CheckGenerateRequest(*parsed->request);
   const inferd::GenerationCall& call = parsed->call;
+  std::vector<inferd::TokenLogprob> logprobs;
+  if (call.logprobs) {
+    inferd::TokenLogprob token{"\xe2\x82", -0.5f, {}};
+    for (int i = 0; i < parsed->request->logprobs; ++i) token.top.push_back({"\"k\"", -1.0f});
+    logprobs.push_back(token);
+  }
   (void)inferd::EncodeStreamStart(call);
-  (void)inferd::EncodeStreamText(call, "text \"quoted\" \xe2\x82\xac");
+  (void)inferd::EncodeStreamText(call, "text \"quoted\" \xe2\x82\xac", 0, logprobs, 3);
+  inferd::GenerationChoice choice;
+  choice.text = "\xe2\x82";
+  choice.done.done = true;
+  choice.logprobs = logprobs;
+  (void)inferd::EncodeGenerationReply(call, std::span(&choice, 1));
   (void)inferd::EncodeStreamError(call, absl::InvalidArgumentError("fuzz"));
   return 0;
 }

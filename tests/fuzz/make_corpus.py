@@ -200,7 +200,7 @@ outputs: [{name: b, datatype: FP32, dims: [1000]}]
 
 def write_generation_seeds() -> None:
     """generation_body_fuzzer: one byte choosing the API (0 chat, 1 completion, 2 KServe
-    generate, 3 generate_stream, 4 embeddings), then the body."""
+    generate, 3 generate_stream, 4 embeddings, 5 Anthropic messages), then the body."""
     seeds = {
         "chat": (0, {"model": "smollm2", "messages": [
             {"role": "system", "content": "Be brief."},
@@ -215,6 +215,14 @@ def write_generation_seeds() -> None:
                                                                   "stream": True}}),
         "embeddings": (4, {"model": "embedder", "input": ["a cat", "a dog"],
                            "encoding_format": "base64"}),
+        "chat_logprobs": (0, {"model": "smollm2", "messages": [{"role": "user", "content": "Hi"}],
+                              "logprobs": True, "top_logprobs": 3, "stream": True}),
+        "completion_logprobs": (1, {"model": "smollm2", "prompt": "Paris is", "logprobs": 2}),
+        "anthropic": (5, {"model": "smollm2", "max_tokens": 8, "system": "Be brief.",
+                          "messages": [{"role": "user", "content": [
+                              {"type": "text", "text": "Hi"}]}],
+                          "stop_sequences": ["END"], "stream": True,
+                          "metadata": {"user_id": "u1"}}),
     }
     for name, (api, body) in seeds.items():
         write("generation_body_fuzzer", name,
