@@ -52,9 +52,9 @@ class PipelineRun : public std::enable_shared_from_this<PipelineRun> {
   // model step: independent model steps are all in flight before any answers.
   void Advance(std::vector<size_t> ready) {
     std::vector<size_t> models;
-    while (!ready.empty()) {
-      const size_t s = ready.back();
-      ready.pop_back();
+    // In order: steps are compiled producers first, so model steps go out in config order.
+    for (size_t next = 0; next < ready.size(); ++next) {
+      const size_t s = ready[next];
       const CompiledStep& step = pipeline_->steps[s];
       if (step.op == nullptr) {
         models.push_back(s);
