@@ -68,6 +68,8 @@ absl::StatusOr<std::vector<size_t>> OrderSteps(const FieldReader& reader,
   // walk[seen_at[step]..] follows reads-from edges; data flows the other way.
   std::vector<size_t> cycle(walk.begin() + seen_at[step], walk.end());
   std::reverse(cycle.begin(), cycle.end());
+  // Start the path at the step listed first, so the same loop always reads the same way.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   std::string path;
   for (size_t s : cycle) path += StrCat(spec.steps[s].name, " -> ");
   path += spec.steps[cycle.front()].name;

@@ -145,6 +145,8 @@ bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
 
 std::shared_ptr<BackendModel> ModelManager::FindSharedWeights(const std::string& sha256,
                                                               const ModelEntry& entry) const {
+  // No digest (a pipeline has no model file; a file that could not be read): nothing to share.
+  if (sha256.empty()) return nullptr;
   for (const auto& [name, other] : models_) {
     if (other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry)) continue;
     for (const auto& [version, v] : other.versions) {
