@@ -66,6 +66,9 @@ class Backend {
   virtual std::string_view platform() const = 0;
   // The file a version folder must hold ("model.pt").
   virtual std::string_view model_filename() const = 0;
+  // False for a backend whose version folders hold no model file (a pipeline's hold assets
+  // only): no digest is taken, so no weight sharing, and no config is guessed from a file.
+  virtual bool has_model_file() const { return true; }
 
   // Called once before any load with the configs of every model that uses this backend, so
   // that process-wide settings (thread pools) can fit all of them.

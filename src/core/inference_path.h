@@ -30,30 +30,15 @@
 
 #include "absl/status/statusor.h"
 #include "core/generation.h"
+#include "core/infer_callbacks.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
+#include "core/pipeline/step_runner.h"
 #include "core/repository/model_manager.h"
 #include "core/scheduling/batch_planner.h"
 #include "core/served_model.h"
 
 namespace inferd {
-
-// What a frontend hears back about one request, exactly once.
-struct InferCallbacks {
-  // Optional: told the version chosen for the request just before it is queued, on the thread
-  // that acquired it (the caller's, or the loader thread after a load). A frontend that needs
-  // the version after `done` (an access log written on the I/O thread) keeps this handle and
-  // releases it off the execution threads.
-  std::function<void(const ModelHandle&)> acquired;
-  // The answer: from the model's execution thread once it has run (`model` is the version that
-  // ran it, alive during the call), or from the acquiring thread when the request never reached
-  // a version (`model` null: unknown model, failed or timed-out load) or was refused by it; a
-  // request whose tensors do not match the model's signature is refused on the caller's thread
-  // before anything is loaded (`model`: a loaded version, if there is one, else null).
-  // Must not block, and must not keep a handle on `model` past the call: a version's last
-  // handle released on its own execution thread would wait for itself.
-  std::function<void(const ServedModel* model, InferResponse response)> done;
-};
 
 // A model as metadata endpoints describe it, loaded or not.
 struct ModelDescription {
@@ -66,7 +51,7 @@ struct ModelDescription {
   BatchPolicy batch_policy;
 };
 
-class InferencePath {
+class InferencePath : public StepRunner {
  public:
   // `models` must outlive the service. `default_model`: where a request that names no model
   // goes (empty: the only servable model, if there is just one).
@@ -88,6 +73,12 @@ class InferencePath {
   // to `callbacks.done` exactly once; `request->on_complete` is set here.
   void Submit(std::string_view name, std::optional<int64_t> version,
               std::unique_ptr<InferRequest> request, InferCallbacks callbacks);
+
+  // StepRunner: a pipeline's model step takes the same door as a client's request.
+  void Run(std::string_view model, std::optional<int64_t> version,
+           std::unique_ptr<InferRequest> request, InferCallbacks callbacks) override {
+    Submit(model, version, std::move(request), std::move(callbacks));
+  }
 
   // Checks `request` against the generation limits and `name`'s capability before anything is
   // loaded or queued, sets its deadline from `timeout_us` (0: the model's

@@ -12,6 +12,7 @@
 #include "common/strings.h"
 #include "core/config_field_reader.h"
 #include "core/device.h"
+#include "core/pipeline/pipeline_spec_parser.h"
 #include "core/repository/lifecycle_config_yaml.h"
 
 namespace inferd {
@@ -30,7 +31,7 @@ absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& read
   for (size_t i = 0; i < node.size(); ++i) {
     const std::string item = StrCat(field, "[", i, "]");
     const YAML::Node& entry = node[i];
-    RETURN_IF_ERROR(reader.CheckKeys(entry, item, {"name", "datatype", "dims"}));
+    RETURN_IF_ERROR(reader.CheckKeys(entry, item, {"name", "datatype", "dims", "content"}));
     for (const char* required : {"name", "datatype", "dims"}) {
       if (!entry[required]) return reader.Error(StrCat(item, ".", required), "is required");
     }
@@ -49,6 +50,22 @@ absl::StatusOr<std::vector<TensorSpec>> ParseTensorSpecs(const FieldReader& read
     }
     spec.datatype = *type;
     ASSIGN_OR_RETURN(spec.dims, ParseDims(reader, entry["dims"], StrCat(item, ".dims")));
+    if (entry["content"]) {
+      ASSIGN_OR_RETURN(std::string content,
+                       reader.String(entry["content"], StrCat(item, ".content")));
+      if (content == "image") {
+        spec.content = TensorContent::kImage;
+      } else if (content == "text") {
+        spec.content = TensorContent::kText;
+      } else {
+        return reader.Error(StrCat(item, ".content"),
+                            StrCat("'", content, "' is not a content kind (image or text)"));
+      }
+      if (spec.datatype != DataType::kBytes) {
+        return reader.Error(StrCat(item, ".content"),
+                            "is for BYTES tensors only (encoded images, UTF-8 text)");
+      }
+    }
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -247,13 +264,39 @@ absl::StatusOr<ResponseCacheConfig> ParseResponseCache(const FieldReader& reader
   return cache;
 }
 
+// `backend: pipeline` and its `pipeline:` section (core/pipeline/pipeline_spec_parser.h).
+absl::Status ParsePipelineSection(const YAML::Node& root, const FieldReader& reader,
+                                  ModelConfig* config) {
+  if (config->backend != "pipeline") {
+    if (root["pipeline"]) return reader.Error("pipeline", "is for backend: pipeline only");
+    return absl::OkStatus();
+  }
+  // The pipeline never merges requests (its model steps batch in their own queues), and
+  // has no engine to tune or set a precision for.
+  for (const char* refused : {"dynamic_batching", "parameters", "precision"}) {
+    if (root[refused]) {
+      return reader.Error(refused,
+                          "is not for pipelines (each step model takes its own from its "
+                          "config.yaml)");
+    }
+  }
+  if (!root["pipeline"]) return reader.Error("pipeline", "is required for backend: pipeline");
+  if (!root["inputs"]) return reader.Error("inputs", "is required for a pipeline");
+  if (!root["outputs"]) return reader.Error("outputs", "is required for a pipeline");
+  config->dynamic_batching = DynamicBatchingConfig{};
+  config->capabilities.pipeline = true;
+  ASSIGN_OR_RETURN(config->pipeline,
+                   ParsePipelineSpec(reader, root["pipeline"], config->inputs, config->outputs));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_view model_name,
                                            const FieldReader& reader,
                                            const ConfigDefaults& defaults) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
-  std::set<std::string> known_keys = {"backend",   "max_batch_size",   "inputs", "outputs",
-                                      "instances", "dynamic_batching", "queue",  "parameters",
-                                      "precision", "response_cache"};
+  std::set<std::string> known_keys = {
+      "backend", "max_batch_size", "inputs",    "outputs",  "instances",     "dynamic_batching",
+      "queue",   "parameters",     "precision", "pipeline", "response_cache"};
   known_keys.insert(LifecycleConfigKeys().begin(), LifecycleConfigKeys().end());
   RETURN_IF_ERROR(reader.CheckKeys(root, "", known_keys));
   ModelConfig config;
@@ -303,11 +346,19 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     config.precision = *parsed;
   }
   ASSIGN_OR_RETURN(config.lifecycle, ParseLifecycleConfig(root, reader.source()));
+  RETURN_IF_ERROR(ParsePipelineSection(root, reader, &config));
   if (root["response_cache"]) {
     if (config.capabilities.generates_text) {
       return reader.Error("response_cache",
                           "a language model's answers are sampled, not looked up: the response "
                           "cache is for models whose outputs follow from their inputs");
+    }
+    if (config.capabilities.pipeline) {
+      // Its answer also depends on its step models' versions, which can change under it.
+      return reader.Error("response_cache",
+                          "is not for pipelines yet (a step model reloaded with new weights "
+                          "would not invalidate the pipeline's answers); give the cache to "
+                          "the step models instead");
     }
     ASSIGN_OR_RETURN(config.response_cache, ParseResponseCache(reader, root["response_cache"]));
   }

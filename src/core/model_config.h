@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,12 +21,19 @@
 
 namespace inferd {
 
+struct PipelineSpec;  // core/pipeline/pipeline_spec.h
+
 // One input or output as the model declares it. With batching, `dims` excludes the batch
 // dimension. -1 marks a variable dimension.
+// What a BYTES input holds, for a pipeline's front doors (`content:` in config.yaml): an
+// encoded image or UTF-8 text. kNone for every other tensor.
+enum class TensorContent { kNone, kImage, kText };
+
 struct TensorSpec {
   std::string name;
   DataType datatype = DataType::kFp32;
   Shape dims;
+  TensorContent content = TensorContent::kNone;
 };
 
 struct InstanceGroup {
@@ -101,6 +109,7 @@ struct ConfigDefaults {
 struct ModelCapabilities {
   bool generates_text = false;  // GenerativeModel: chat, completions, KServe generate
   bool embeds = false;          // GenerativeModel::Embed (OpenAI /v1/embeddings)
+  bool pipeline = false;        // backend: pipeline; ModelConfig::pipeline is set
 };
 
 struct ModelConfig {
@@ -122,6 +131,8 @@ struct ModelConfig {
   LifecycleConfig lifecycle;
   ResponseCacheConfig response_cache;
   ModelCapabilities capabilities;
+  // `pipeline:` for backend: pipeline (null otherwise): steps over ops and repository models.
+  std::shared_ptr<const PipelineSpec> pipeline;
 
   bool batched() const { return max_batch_size > 0; }
 

@@ -15,10 +15,13 @@
 
 #include "backends/llama/llama_backend.h"
 #include "backends/onnx/onnx_backend.h"
+#include "backends/pipeline/pipeline_backend.h"
+#include "backends/pipeline/pipeline_host.h"
 #include "backends/torch/torch_backend.h"
 #include "common/client_paths.h"
 #include "common/cores.h"
 #include "core/inference_path.h"
+#include "core/pipeline/op_registry.h"
 #include "core/repository/model_manager.h"
 #include "frontends/grpc/grpc_server.h"
 #include "frontends/http/http_server.h"
@@ -28,6 +31,8 @@
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 #include "observability/request_recorder.h"
+#include "ops/post/register_post_ops.h"
+#include "ops/image/register_image_ops.h"
 #include "server/access_setup.h"
 #include "server/lifecycle_options.h"
 #include "server/server_options.h"
@@ -104,6 +109,13 @@ int Run(const ServerOptions& options) {
   auto llama = std::make_unique<LlamaBackend>();
   spdlog::info("backend llama: {}", llama->Describe());
   backends.push_back(std::move(llama));
+  // Pipelines: the built-in ops their steps may name, and the late binding to the repository
+  // and the inference path (both built after the backends).
+  OpRegistry pipeline_ops;
+  RegisterPostOps(pipeline_ops);
+  RegisterImageOps(pipeline_ops);
+  PipelineHost pipeline_host;
+  backends.push_back(std::make_unique<PipelineBackend>(&pipeline_ops, &pipeline_host));
 
   MetricsRegistry metrics(kInferdVersion);
   RecentErrors recent_errors;
@@ -131,6 +143,15 @@ int Run(const ServerOptions& options) {
   lifecycle->observers = &metrics;
   HideFolderFromClients(options.model_repository);
   ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
+  // Before LoadAll: a pipeline's load checks its step models' configs, and its model steps
+  // take the same door as every request.
+  InferencePath inference(&models, options.default_model);
+  pipeline_host.Bind(&models, &inference);
+  // Unbound before `inference` goes: a pipeline step submitted during shutdown is refused.
+  struct Unbind {
+    PipelineHost* host;
+    ~Unbind() { host->Unbind(); }
+  } unbind{&pipeline_host};
   if (absl::Status loaded = models.LoadAll(); !loaded.ok()) {
     spdlog::critical("{}", std::string(loaded.message()));
     return 1;
@@ -138,7 +159,6 @@ int Run(const ServerOptions& options) {
   LogModelSummary(models);
 
   std::atomic<bool> draining{false};
-  InferencePath inference(&models, options.default_model);
   // One tensor read out of shared memory is bounded as one request body is.
   SharedMemoryRegistry shared_memory(
       SharedMemoryLimits{.max_tensor_bytes = options.max_request_bytes});

@@ -43,6 +43,15 @@ class PipelineOp {
   // server's fault.
   virtual absl::StatusOr<std::vector<Tensor>> Run(std::span<const Tensor> inputs) const = 0;
 
+  // Shape rules the load-time check applies between steps. By default every input port's
+  // dims must match its producer's (-1 matching anything) and the output ports' dims are as
+  // declared. accepts_any_dims: the input ports' dims are not checked, only their datatype
+  // (reshape, element-wise ops). preserves_dims: every output port has input 0's dims, so the
+  // check carries the producer's dims on (softmax over [10] gives [10] to top_k, whose labels
+  // count is then checked against 10).
+  virtual bool accepts_any_dims() const { return false; }
+  virtual bool preserves_dims() const { return false; }
+
   // Bytes the op holds (a vocabulary, a labels table), counted in the pipeline's memory.
   virtual uint64_t memory_bytes() const { return 0; }
 };

@@ -34,6 +34,7 @@ std::optional<std::string> ConfigFromModelFile(std::span<const std::unique_ptr<B
   const std::filesystem::path newest = dir / std::to_string(versions.back());
   std::optional<std::string> found;
   for (const auto& backend : backends) {
+    if (!backend->has_model_file()) continue;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(newest / backend->model_filename(), ec)) continue;
     if (found) return std::nullopt;  // two engines' files: config.yaml must say which

@@ -168,7 +168,9 @@ absl::StatusOr<std::unique_ptr<ServedModel>> LoadModelVersion(
   }
   // A language model has no fixed-shape run to warm up: its engine allocates its buffers
   // when its context is created, and a generation of zero inputs means nothing.
-  if (dynamic_cast<GenerativeModel*>(model.get()) == nullptr) {
+  // A pipeline's run would submit to its step models (loading them): it has nothing of its
+  // own to warm up.
+  if (dynamic_cast<GenerativeModel*>(model.get()) == nullptr && !config->capabilities.pipeline) {
     if (absl::Status warm = WarmUpAndCheckOutputs(*config, *model); !warm.ok()) {
       // Mismatches are config errors; name the file the user has to fix.
       const std::filesystem::path where = warm.code() == absl::StatusCode::kInvalidArgument

@@ -145,6 +145,8 @@ bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
 
 std::shared_ptr<BackendModel> ModelManager::FindSharedWeights(const std::string& sha256,
                                                               const ModelEntry& entry) const {
+  // No digest (a pipeline has no model file; a file that could not be read): nothing to share.
+  if (sha256.empty()) return nullptr;
   for (const auto& [name, other] : models_) {
     if (other.backend != entry.backend || DeviceOf(other) != DeviceOf(entry)) continue;
     for (const auto& [version, v] : other.versions) {
@@ -230,6 +232,7 @@ absl::Status ModelManager::CheckModelFile(LoadPlan& plan) {
   if (plan.config == nullptr || plan.backend == nullptr) {
     return absl::UnavailableError(StrCat("model '", plan.key.name, "' has no usable config"));
   }
+  if (!plan.backend->has_model_file()) return absl::OkStatus();
   absl::Status failure;
   // The digest serves both the integrity check and weight sharing.
   absl::StatusOr<std::string> digest = Sha256OfFile(plan.file);

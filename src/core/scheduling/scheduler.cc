@@ -37,6 +37,7 @@ Scheduler::Scheduler(SchedulerOptions options, const ModelConfig* config, Backen
       }()),
       config_(config),
       model_(model),
+      async_(dynamic_cast<AsyncBackendModel*>(model)),
       stats_(stats),
       queue_(options_.queue.priority_levels,
              static_cast<size_t>(std::max<int64_t>(0, options_.queue.max_queue_size))) {
@@ -118,6 +119,9 @@ void Scheduler::Stop() {
     if (instance.joinable()) instance.join();
   }
   if (deadline_watcher_.joinable()) deadline_watcher_.join();
+  MutexLock lock(&mu_);
+  outstanding_changed_.Wait(
+      &mu_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outstanding_ == 0; });
 }
 
 size_t Scheduler::queue_depth() const {
@@ -246,6 +250,10 @@ void Scheduler::Expire(std::vector<PendingRequest> expired) {
 }
 
 void Scheduler::Execute(std::vector<PendingRequest> batch) {
+  if (async_ != nullptr) {
+    ExecuteAsync(std::move(batch));
+    return;
+  }
   const TimeSource& time = *options_.time;
   const TimePoint start = time.Now();
   int64_t rows = 0;
@@ -284,32 +292,79 @@ void Scheduler::Execute(std::vector<PendingRequest> batch) {
   if (per_request.ok()) stats_->RecordExecution(rows, times);
 
   for (size_t r = 0; r < batch.size(); ++r) {
-    PendingRequest& pending = batch[r];
+    absl::StatusOr<std::vector<Tensor>> mine =
+        per_request.ok() ? absl::StatusOr<std::vector<Tensor>>(std::move((*per_request)[r]))
+                         : absl::StatusOr<std::vector<Tensor>>(per_request.status());
+    FinishRequest(std::move(batch[r]), std::move(mine), rows, times, start, scattered);
+  }
+}
+
+void Scheduler::ExecuteAsync(std::vector<PendingRequest> batch) {
+  for (PendingRequest& pending : batch) {
+    const TimePoint start = options_.time->Now();
+    AsyncExecution execution;
     InferRequest& request = *pending.request;
-    request.inputs.clear();  // inputs may be views over the request body
-    InferResponse response;
-    response.batch_size = rows;
-    if (!per_request.ok()) {
-      response.status = per_request.status();
-      stats_->RecordFailure(scattered - pending.enqueued);
-    } else {
-      std::vector<Tensor>& mine = (*per_request)[r];
-      if (request.requested_outputs.empty()) {
-        for (size_t i = 0; i < config_->outputs.size(); ++i) {
-          response.outputs.push_back({config_->outputs[i].name, std::move(mine[i])});
-        }
-      } else {
-        // In the order the client asked for them (validated: each exists, none twice).
-        for (const std::string& name : request.requested_outputs) {
-          for (size_t i = 0; i < config_->outputs.size(); ++i) {
-            if (config_->outputs[i].name == name) response.outputs.push_back({name, mine[i]});
+    execution.inputs.reserve(request.inputs.size());
+    for (NamedTensor& input : request.inputs) execution.inputs.push_back(input.tensor);
+    execution.id = request.id;
+    execution.tenant = request.tenant;
+    execution.priority = request.priority;
+    execution.deadline = pending.deadline;
+    execution.time = options_.time;
+    execution.cancelled = request.cancelled;
+    {
+      MutexLock lock(&mu_);
+      ++outstanding_;
+    }
+    // The callback owns the pending request until it runs (exactly once, any thread).
+    auto held = std::make_shared<PendingRequest>(std::move(pending));
+    async_->ExecuteAsync(
+        std::move(execution), [this, held, start](absl::StatusOr<std::vector<Tensor>> outputs) {
+          const TimePoint finished = options_.time->Now();
+          if (outputs.ok() && outputs->size() != config_->outputs.size()) {
+            outputs = absl::InternalError(StrCat("model '", options_.label, "' returned ",
+                                                 outputs->size(), " outputs, config declares ",
+                                                 config_->outputs.size()));
           }
+          BatchTimes times;
+          times.compute_infer = finished - start;
+          if (outputs.ok()) stats_->RecordExecution(held->rows, times);
+          const int64_t rows = held->rows;
+          FinishRequest(std::move(*held), std::move(outputs), rows, times, start, finished);
+          // Last: Stop may return (and this scheduler go) once it is 0.
+          MutexLock lock(&mu_);
+          if (--outstanding_ == 0) outstanding_changed_.NotifyAll();
+        });
+  }
+}
+
+void Scheduler::FinishRequest(PendingRequest pending, absl::StatusOr<std::vector<Tensor>> outputs,
+                              int64_t batch_rows, const BatchTimes& times, TimePoint started,
+                              TimePoint finished) {
+  InferRequest& request = *pending.request;
+  request.inputs.clear();  // inputs may be views over the request body
+  InferResponse response;
+  response.batch_size = batch_rows;
+  if (!outputs.ok()) {
+    response.status = outputs.status();
+    stats_->RecordFailure(finished - pending.enqueued);
+  } else {
+    std::vector<Tensor>& mine = *outputs;
+    if (request.requested_outputs.empty()) {
+      for (size_t i = 0; i < config_->outputs.size(); ++i) {
+        response.outputs.push_back({config_->outputs[i].name, std::move(mine[i])});
+      }
+    } else {
+      // In the order the client asked for them (validated: each exists, none twice).
+      for (const std::string& name : request.requested_outputs) {
+        for (size_t i = 0; i < config_->outputs.size(); ++i) {
+          if (config_->outputs[i].name == name) response.outputs.push_back({name, mine[i]});
         }
       }
-      stats_->RecordSuccess(start - pending.enqueued, times, scattered - pending.enqueued);
     }
-    Deliver(pending.sequence, {std::move(pending.request), std::move(response)});
+    stats_->RecordSuccess(started - pending.enqueued, times, finished - pending.enqueued);
   }
+  Deliver(pending.sequence, {std::move(pending.request), std::move(response)});
 }
 
 void Scheduler::Deliver(uint64_t sequence, Completion completion) {

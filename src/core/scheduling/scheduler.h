@@ -25,6 +25,7 @@
 #include "common/busy_poll.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "core/async_backend_model.h"
 #include "core/backend.h"
 #include "core/infer_request.h"
 #include "core/model_config.h"
@@ -68,8 +69,9 @@ class Scheduler {
   // Unavailable) it is completed here, on the caller's thread.
   void Enqueue(std::unique_ptr<InferRequest> request);
 
-  // Refuses new requests, runs every queued one without waiting for batches to fill, then
-  // joins the instances.
+  // Refuses new requests, runs every queued one without waiting for batches to fill, joins
+  // the instances, then waits for every request an async model still holds to finish (their
+  // callbacks use this scheduler).
   void Stop();
 
   size_t queue_depth() const;
@@ -91,6 +93,13 @@ class Scheduler {
   // instances then answer whatever is left, expired requests included).
   bool NextExpired(std::vector<PendingRequest>* expired);
   void Execute(std::vector<PendingRequest> batch);
+  // An AsyncBackendModel's path: each request is started alone and finished by its callback.
+  void ExecuteAsync(std::vector<PendingRequest> batch);
+  // What follows the engine for one request, on either path: the response (requested outputs
+  // only), the statistics, and Deliver. `outputs` are the request's own (already scattered).
+  void FinishRequest(PendingRequest pending, absl::StatusOr<std::vector<Tensor>> outputs,
+                     int64_t batch_rows, const BatchTimes& times, TimePoint started,
+                     TimePoint finished);
   void Expire(std::vector<PendingRequest> expired);
   // Answers a request that went through the queue, in arrival order if so configured.
   void Deliver(uint64_t sequence, Completion completion);
@@ -99,6 +108,7 @@ class Scheduler {
   const BatchPolicy draining_policy_;  // options_.batch_policy without the queue delay
   const ModelConfig* const config_;
   BackendModel* const model_;
+  AsyncBackendModel* const async_;  // model_ itself, or null
   ModelStats* const stats_;
 
   mutable Mutex mu_;
@@ -109,6 +119,9 @@ class Scheduler {
   // can watch it without taking the lock.
   std::atomic<uint64_t> queue_version_{0};
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Requests an async model has started and not yet finished; Stop waits for 0.
+  int64_t outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  CondVar outstanding_changed_;
 
   // The deadline watcher sleeps until `watcher_wake_at_` (max: no deadline queued); an
   // arrival with an earlier deadline bumps `deadline_version_` and wakes it.
