@@ -7,6 +7,8 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/predict_answer.h"
+#include "frontends/http/predict_raw_input.h"
 #include "frontends/http/query_string.h"
 
 namespace inferd {
@@ -30,6 +32,7 @@ absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> Resol
 }
 
 absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const ModelConfig& config,
+                                                                        std::string_view media_type,
                                                                         std::string& body,
                                                                         bool* single_instance) {
   if (config.inputs.size() != 1) {
@@ -38,6 +41,14 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const Mo
         " inputs; /predict serves one-input models (use /v2/models/", config.name, "/infer)"));
   }
   const TensorSpec& spec = config.inputs.front();
+  auto request = std::make_unique<InferRequest>();
+  if (!IsJsonMediaType(media_type)) {
+    // An image or a text as the body itself: one instance.
+    ASSIGN_OR_RETURN(Tensor raw, RawBodyInput(config, media_type, body));
+    *single_instance = true;
+    request->inputs.push_back({spec.name, std::move(raw)});
+    return request;
+  }
   const auto max_elements = static_cast<int64_t>(body.size());
   ASSIGN_OR_RETURN(const ParsedJson json, ParseJsonBody(body));
   const simdjson::dom::element root = json.root();
@@ -46,8 +57,10 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const Mo
     return absl::InvalidArgumentError(
         "the body must be a JSON object {\"input\": <nested list of numbers>}");
   }
+  ASSIGN_OR_RETURN(std::optional<Tensor> image, Base64ImageInput(spec, input));
   ASSIGN_OR_RETURN(Tensor tensor,
-                   DecodeNestedTensor(input, spec.datatype, "'input'", max_elements));
+                   image ? *std::move(image)
+                         : DecodeNestedTensor(input, spec.datatype, "'input'", max_elements));
   // A batching model given one instance ([256] for dims [256]) gets a batch of one, and the
   // answer drops the batch dimension again: what a user of a one-example /predict expects.
   *single_instance = config.batched() && tensor.shape().size() == spec.dims.size();
@@ -64,7 +77,6 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const Mo
     tensor = Tensor::Wrap(tensor.type(), std::move(batched), tensor.mutable_data(),
                           tensor.byte_size(), tensor.owner());
   }
-  auto request = std::make_unique<InferRequest>();
   request->inputs.push_back({spec.name, std::move(tensor)});
   return request;
 }
@@ -82,8 +94,8 @@ void HandlePlainPredict(const HandlerContext& ctx, const HttpRequestView& reques
   auto model = ResolveModel(ctx, request.query);
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool single_instance = false;
-  absl::StatusOr<std::unique_ptr<InferRequest>> decoded =
-      DecodePlainPredictRequest(*model->second, *request.body, &single_instance);
+  absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodePlainPredictRequest(
+      *model->second, MediaType(request.Header("Content-Type")), *request.body, &single_instance);
   if (!decoded.ok()) {
     NoteModelIfLoaded(ctx, *responder, model->first, std::nullopt);
     return responder->Send(ErrorReply(decoded.status()));
@@ -92,7 +104,12 @@ void HandlePlainPredict(const HandlerContext& ctx, const HttpRequestView& reques
     return responder->Send(ErrorReply(headers));
   }
 
-  auto encode = [single_instance](std::string_view, int64_t, const InferResponse& response) {
+  auto encode = [single_instance, config = model->second](std::string_view, int64_t,
+                                                          const InferResponse& response) {
+    // A pipeline that names its labels and scores answers with them.
+    if (std::optional<std::string> labels = EncodeLabelAnswer(*config, response, single_instance)) {
+      return HttpReply{200, *std::move(labels), "application/json", {}};
+    }
     rapidjson::StringBuffer buffer;
     JsonWriter writer(buffer);
     writer.StartObject();

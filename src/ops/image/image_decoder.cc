@@ -84,10 +84,19 @@ DecodedImage ToColor(DecodedImage image, ImageColor color) {
 
 // --- JPEG (TurboJPEG) --------------------------------------------------------------------
 
+// One TurboJPEG decompressor per thread. After a failed call it can be left mid-file and fail
+// the next, valid, file with the last one's error, so it is replaced then.
 struct TjHandle {
   tjhandle handle = tjInitDecompress();
   ~TjHandle() {
     if (handle != nullptr) tjDestroy(handle);
+  }
+  // The error of the call that just failed; the handle is new afterwards.
+  std::string TakeError() {
+    std::string error = tjGetErrorStr2(handle);
+    tjDestroy(handle);
+    handle = tjInitDecompress();
+    return error;
   }
 };
 
@@ -105,8 +114,8 @@ absl::StatusOr<DecodedImage> DecodeJpeg(std::span<const uint8_t> file, ImageColo
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(tj.handle, file.data(), static_cast<unsigned long>(file.size()), &width,
                           &height, &subsampling, &colorspace) != 0) {
-    return absl::InvalidArgumentError(StrCat("not a readable JPEG (", tjGetErrorStr2(tj.handle),
-                                             "); send a JPEG, PNG or WebP file"));
+    return absl::InvalidArgumentError(
+        StrCat("not a readable JPEG (", tj.TakeError(), "); send a JPEG, PNG or WebP file"));
   }
   RETURN_IF_ERROR(
       CheckSize(static_cast<uint64_t>(width), static_cast<uint64_t>(height), limits, names));
@@ -121,7 +130,7 @@ absl::StatusOr<DecodedImage> DecodeJpeg(std::span<const uint8_t> file, ImageColo
   if (tjDecompress2(tj.handle, file.data(), static_cast<unsigned long>(file.size()), pixels.data(),
                     width, 0, height, pixel_format, flags) != 0) {
     return absl::InvalidArgumentError(
-        StrCat("the JPEG data is corrupt or truncated (", tjGetErrorStr2(tj.handle), ")"));
+        StrCat("the JPEG data is corrupt or truncated (", tj.TakeError(), ")"));
   }
   DecodedImage image;
   image.width = width;

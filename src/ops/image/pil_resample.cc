@@ -133,11 +133,13 @@ DecodedImage PilBilinearResize(const DecodedImage& image, int width, int height)
   const bool horizontal = width != image.width;
   const bool vertical = height != image.height;
   if (!horizontal && !vertical) return image;
-  // Pillow 13 runs first the pass whose intermediate image is smaller (the vertical one when
-  // width * source height > source width * height; the horizontal one on a tie); the order
-  // changes the rounding of the intermediate 8-bit image, so it is followed here too. Found
-  // by comparing Image.resize with both orders done by hand on many sizes.
-  if (horizontal && vertical &&
+  // Pillow 13 runs the vertical pass first when the height shrinks and that pass leaves the
+  // smaller intermediate image (width * source height > source width * height); otherwise
+  // the horizontal one. The order changes the rounding of the intermediate 8-bit image, so
+  // it is followed here too. Found by comparing Image.resize with both orders done by hand
+  // over shrinking, growing and mixed sizes (tests/integration/test_pipeline_image.py checks
+  // the bytes).
+  if (horizontal && vertical && height < image.height &&
       static_cast<int64_t>(width) * image.height > static_cast<int64_t>(image.width) * height) {
     const Coefficients rows = Precompute(image.height, height);
     const Coefficients columns = Precompute(image.width, width);
