@@ -33,9 +33,6 @@ absl::StatusOr<std::vector<VersionKey>> ChooseEvictions(std::vector<EvictionCand
       busy += candidate.bytes;
       continue;
     }
-    // Evicting a version that holds nothing (a pipeline: its step models hold the memory)
-    // frees nothing and costs its next request a load.
-    if (candidate.bytes == 0) continue;
     chosen.push_back(candidate.key);
     remaining -= std::min(remaining, candidate.bytes);
   }

@@ -38,15 +38,6 @@ TEST(EvictionTest, EvictsLeastRecentlyUsedFirstAndOnlyAsManyAsNeeded) {
   EXPECT_THAT(*chosen, ElementsAre(VersionKey{"old", 1}, VersionKey{"mid", 1}));
 }
 
-TEST(EvictionTest, NeverEvictsAVersionThatHoldsNoMemory) {
-  // A pipeline holds no weights (its step models do): evicting it frees nothing.
-  auto chosen =
-      ChooseEvictions({Candidate("pipeline", 0, 1), Candidate("model", 10, 2)}, 10, 10, 10);
-  ASSERT_TRUE(chosen.ok()) << chosen.status();
-  ASSERT_EQ(chosen->size(), 1u);
-  EXPECT_EQ((*chosen)[0].name, "model");
-}
-
 TEST(EvictionTest, SkipsPinnedAndBusyModels) {
   auto chosen =
       ChooseEvictions({Candidate("pinned", 10, 1, /*pinned=*/true),
