@@ -195,3 +195,25 @@ def test_a_bad_client_input_is_a_400_and_nothing_runs(server):
         {"name": "pixels", "datatype": "FP32", "shape": [1, 63], "data": [0.0] * 63}]})
     assert resp.status_code == 400, resp.text
     assert "pixels" in resp.text
+
+
+def test_concurrent_requests_all_get_their_own_answer(server):
+    """Many clients at once through a diamond: each answer is its own input's."""
+    from concurrent.futures import ThreadPoolExecutor
+    import requests
+
+    pixels = _digits_pixels()
+    probs = _run_by_hand(server, "digits", "pixels", pixels)
+
+    def client(k):
+        row = k % len(pixels)
+        with requests.Session() as session:
+            for _ in range(20):
+                resp = server.post("/v2/models/diamond/infer",
+                                   {"inputs": [kserve_input("pixels", pixels[row:row + 1])]},
+                                   session=session)
+                assert resp.status_code == 200, resp.text
+                assert output(resp.json(), "a")["data"] == [int(probs[row].argmax())]
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(client, range(8)))

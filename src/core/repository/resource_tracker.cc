@@ -44,6 +44,9 @@ absl::StatusOr<std::vector<VersionKey>> ResourceTracker::ChooseEvictions(
   for (const VersionFootprint& v : versions) {
     if (v.device != device || v.key.name == loading.name || !v.ready) continue;
     const bool shared = !v.sha256.empty() && holders[v.sha256] > 1;
+    // A version that holds nothing (a pipeline: its step models hold the memory) frees
+    // nothing when evicted, and would cost its next request a load.
+    if (!shared && v.memory_bytes == 0) continue;
     candidates.push_back({v.key, shared ? 0 : v.memory_bytes, v.last_used, v.pinned, v.busy});
   }
   const uint64_t budget = BudgetBytes(device);

@@ -74,6 +74,14 @@ TEST(ResourceTrackerTest, EvictingOneHolderOfSharedWeightsFreesNothing) {
               ElementsAre(VersionKey{"a", 1}, VersionKey{"b", 1}, VersionKey{"c", 1}));
 }
 
+TEST(ResourceTrackerTest, NeverEvictsAVersionThatHoldsNoMemory) {
+  const ResourceTracker tracker({{"cpu", 100}});
+  // A pipeline holds no weights (its step models do): evicting it frees nothing.
+  const std::vector<VersionFootprint> versions = {Ready("pipeline", 0, 1), Ready("model", 100, 2)};
+  EXPECT_THAT(tracker.ChooseEvictions("cpu", 100, {"d", 1}, versions).value(),
+              ElementsAre(VersionKey{"model", 1}));
+}
+
 TEST(ResourceTrackerTest, PinnedAndBusyVersionsBlockTheLoadWithTheReason) {
   const ResourceTracker tracker({{"cpu", 250}});
   std::vector<VersionFootprint> versions = {Ready("pinned", 100, 1), Ready("busy", 100, 2)};

@@ -25,7 +25,8 @@ class PostOpsTest : public ::testing::Test {
                                                    const std::string& params = "") {
     const OpFactory* factory = registry_.Find(op);
     EXPECT_NE(factory, nullptr) << op;
-    return (*factory)(OpLoadRequest{"models/p/config.yaml: pipeline.steps[1]", params, dir_.path()});
+    return (*factory)(
+        OpLoadRequest{"models/p/config.yaml: pipeline.steps[1]", params, dir_.path()});
   }
 
   void WriteFile(const std::string& name, const std::string& text) {
