@@ -196,6 +196,16 @@ outputs: [{name: b, datatype: FP32, dims: [1000]}]
 
     write_grpc_seeds()
     write_generation_seeds()
+    write_image_seeds()
+
+
+def write_image_seeds() -> None:
+    """image_decode_fuzzer: one byte choosing RGB (even) or gray (odd), then an image file;
+    seeds from the image op's test set (tests/data/images), one per format and mode."""
+    images = HERE.parents[1] / "tests" / "data" / "images"
+    for name in ["odd_7x3.jpg", "gray.png", "cmyk.jpg", "exif_6.jpg", "lossless.webp",
+                 "rgba.png", "progressive.jpg", "palette.png"]:
+        write("image_decode_fuzzer", name.rsplit(".", 1)[0], b"\x00" + (images / name).read_bytes())
 
 
 def write_generation_seeds() -> None:

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "common/float16.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -343,11 +345,30 @@ absl::Status CheckRectangular(element value, const Shape& shape, size_t depth,
 }
 
 // BYTES over JSON: each element is a JSON string, nested or flat in row-major order.
+// A BYTES element is a JSON string, or TF-Serving's {"b64": "<base64>"} for binary data
+// (images) that JSON strings cannot carry; decoded bytes live in `decoded` (a deque: the
+// views into earlier elements stay valid as it grows).
 absl::Status CollectStrings(element value, std::vector<std::string_view>& out,
-                            std::string_view what) {
+                            std::deque<std::string>& decoded, std::string_view what) {
   if (value.type() == element_type::ARRAY) {
     const simdjson::dom::array array = value.get_array().value_unsafe();
-    for (element child : array) RETURN_IF_ERROR(CollectStrings(child, out, what));
+    for (element child : array) RETURN_IF_ERROR(CollectStrings(child, out, decoded, what));
+    return absl::OkStatus();
+  }
+  if (value.type() == element_type::OBJECT) {
+    simdjson::dom::object object = value.get_object().value_unsafe();
+    std::string_view encoded;
+    if (object.size() != 1 || object["b64"].get(encoded)) {
+      return absl::InvalidArgumentError(
+          StrCat(what, ": element ", out.size(), " is ", Excerpt(value),
+                 "; a BYTES element is a string or {\"b64\": \"<base64>\"}"));
+    }
+    std::string& bytes = decoded.emplace_back();
+    if (!absl::Base64Unescape(absl::string_view(encoded.data(), encoded.size()), &bytes)) {
+      return absl::InvalidArgumentError(
+          StrCat(what, ": element ", out.size(), ": \"b64\" is not valid base64"));
+    }
+    out.push_back(bytes);
     return absl::OkStatus();
   }
   std::string_view text;
@@ -361,7 +382,8 @@ absl::Status CollectStrings(element value, std::vector<std::string_view>& out,
 
 absl::StatusOr<Tensor> DecodeBytesData(element data, Shape shape, std::string_view what) {
   std::vector<std::string_view> elements;
-  RETURN_IF_ERROR(CollectStrings(data, elements, what));
+  std::deque<std::string> decoded;
+  RETURN_IF_ERROR(CollectStrings(data, elements, decoded, what));
   ASSIGN_OR_RETURN(int64_t expected, ElementCount(shape));
   if (static_cast<int64_t>(elements.size()) != expected) {
     return absl::InvalidArgumentError(StrCat(what, ": shape ", ShapeToString(shape), " needs ",

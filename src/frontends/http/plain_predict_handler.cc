@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/multipart_form.h"
 #include "frontends/http/predict_answer.h"
 #include "frontends/http/predict_raw_input.h"
 #include "frontends/http/query_string.h"
@@ -31,10 +32,10 @@ absl::StatusOr<std::pair<std::string, std::shared_ptr<const ModelConfig>>> Resol
   return std::make_pair(std::move(name), std::move(config));
 }
 
-absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const ModelConfig& config,
-                                                                        std::string_view media_type,
-                                                                        std::string& body,
-                                                                        bool* single_instance) {
+absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(
+    const ModelConfig& config, std::string_view content_type, std::string& body,
+    bool* single_instance) {
+  const std::string media_type = MediaType(content_type);
   if (config.inputs.size() != 1) {
     return absl::InvalidArgumentError(StrCat(
         "model '", config.name, "' takes ", config.inputs.size(),
@@ -42,6 +43,15 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(const Mo
   }
   const TensorSpec& spec = config.inputs.front();
   auto request = std::make_unique<InferRequest>();
+  if (media_type == "multipart/form-data") {
+    // An upload (curl -F input=@photo.jpg): the part named input or file, as one instance.
+    ASSIGN_OR_RETURN(const MultipartForm form, ParseMultipartForm(content_type, body));
+    ASSIGN_OR_RETURN(const std::string_view part, form.InputPart());
+    ASSIGN_OR_RETURN(Tensor raw, RawBodyInput(config, "application/octet-stream", part));
+    *single_instance = true;
+    request->inputs.push_back({spec.name, std::move(raw)});
+    return request;
+  }
   if (!IsJsonMediaType(media_type)) {
     // An image or a text as the body itself: one instance.
     ASSIGN_OR_RETURN(Tensor raw, RawBodyInput(config, media_type, body));
@@ -95,7 +105,7 @@ void HandlePlainPredict(const HandlerContext& ctx, const HttpRequestView& reques
   if (!model.ok()) return responder->Send(ErrorReply(model.status()));
   bool single_instance = false;
   absl::StatusOr<std::unique_ptr<InferRequest>> decoded = DecodePlainPredictRequest(
-      *model->second, MediaType(request.Header("Content-Type")), *request.body, &single_instance);
+      *model->second, request.Header("Content-Type"), *request.body, &single_instance);
   if (!decoded.ok()) {
     NoteModelIfLoaded(ctx, *responder, model->first, std::nullopt);
     return responder->Send(ErrorReply(decoded.status()));

@@ -64,11 +64,15 @@ absl::StatusOr<std::string> ImageElement(simdjson::dom::element value, size_t in
   if (!value.get(object)) {
     if (object.size() != 1 || object["b64"].get(text)) {
       return absl::InvalidArgumentError(
-          StrCat("'input' element ", index, " must be a base64 string or {\"b64\": \"<base64>\"}"));
+          StrCat("'input' element ", index,
+                 " must be a base64 string or {\"b64\": \"<base64>\"}: the model takes an image "
+                 "(or send the file itself with Content-Type image/jpeg)"));
     }
   } else if (value.get(text)) {
     return absl::InvalidArgumentError(
-        StrCat("'input' element ", index, " must be a base64 string or {\"b64\": \"<base64>\"}"));
+        StrCat("'input' element ", index,
+               " must be a base64 string or {\"b64\": \"<base64>\"}: the model takes an image "
+               "(or send the file itself with Content-Type image/jpeg)"));
   }
   return DecodeBase64(text, index);
 }

@@ -22,6 +22,10 @@ absl::StatusOr<element> ValueFor(const ModelConfig& config, const TensorSpec& sp
                                  std::string_view where) {
   object fields;
   if (config.inputs.size() == 1 && value.get(fields)) return value;
+  // TF-Serving's binary value {"b64": "..."}: the value itself (json_tensor_codec decodes it),
+  // not a map of input names.
+  element encoded;
+  if (config.inputs.size() == 1 && fields.size() == 1 && !fields["b64"].get(encoded)) return value;
   if (value.get(fields)) {
     return absl::InvalidArgumentError(
         StrCat(where, " must be an object {input_name: value}: model '", config.name, "' takes ",
