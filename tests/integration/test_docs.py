@@ -4,6 +4,7 @@ tables are what bench/headline.py writes from the committed results (not typed b
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -39,6 +40,39 @@ def test_the_readme_first_requests_answer_on_the_served_demo(start_server):
         assert done.returncode == 0, (command, done.stderr)
         body, _, status = done.stdout.rpartition("\n")
         assert status == "200", (command, status, body[:500])
+
+
+def _section_commands(heading: str) -> list[str]:
+    text = (REPO_ROOT / "README.md").read_text()
+    block = text.split(heading, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return [c.strip() for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+
+
+def test_the_readme_pipeline_requests_answer_with_labels(start_server, tmp_path):
+    # As scripts/serve serves them: the demo models and the demo pipelines in one repository.
+    pipelines = DEMO_MODELS.parent / "demo-pipelines"
+    assert pipelines.is_dir(), f"{pipelines} is missing: scripts/setup writes it"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for source in (DEMO_MODELS, pipelines):
+        for folder in source.iterdir():
+            if (folder / "config.yaml").is_file():
+                (repo / folder.name).symlink_to(folder.resolve())
+    server = start_server(repo)
+    commands = _section_commands("## Raw inputs: pipelines")
+    assert len(commands) == 3, commands
+    for command in commands:
+        run = (command.replace("localhost:8080", f"127.0.0.1:{server.port}")
+               .replace("build/demo-pipelines", str(pipelines))
+               .replace("curl ", "curl -w '\\n%{http_code}' ", 1))
+        done = subprocess.run(["bash", "-c", run], cwd=REPO_ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, (command, done.stderr)
+        body, _, status = done.stdout.rpartition("\n")
+        assert status == "200", (command, status, body[:500])
+        answer = json.loads(body)
+        assert answer["label"] == answer["top_k"][0]["label"], answer
+        assert 0 <= answer["score"] <= 1, answer
 
 
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.relative_to(REPO_ROOT).as_posix())
