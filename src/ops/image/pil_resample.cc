@@ -139,8 +139,10 @@ DecodedImage PilBilinearResize(const DecodedImage& image, int width, int height)
   // it is followed here too. Found by comparing Image.resize with both orders done by hand
   // over shrinking, growing and mixed sizes (tests/integration/test_pipeline_image.py checks
   // the bytes).
-  if (horizontal && vertical && height < image.height &&
-      static_cast<int64_t>(width) * image.height > static_cast<int64_t>(image.width) * height) {
+  if (horizontal && vertical &&
+      height<image.height&& static_cast<int64_t>(width) * image.height> static_cast<int64_t>(
+          image.width) *
+          height) {
     const Coefficients rows = Precompute(image.height, height);
     const Coefficients columns = Precompute(image.width, width);
     const int first_column = columns.first[0];
