@@ -93,60 +93,64 @@ def make_bodies(args: argparse.Namespace, work: Path) -> Dict[str, dict]:
     from torchvision import transforms
 
     pipelines = Path(args.pipelines)
-    jpeg = (pipelines / "resnet18_top5" / "samples" / "china.jpg").read_bytes()
-    pixels = transforms.Compose([
-        transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(),
-        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
-    ])(Image.open(io.BytesIO(jpeg)).convert("RGB")).unsqueeze(0).numpy()
-    tokenizer = Tokenizer.from_file(
-        str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
-    ids = np.array([tokenizer.encode(SENTENCE).ids], dtype=np.int64)
-
+    workloads = args.workloads.split(",")
     bodies = {}
 
     def add(key: str, data: bytes, content_type: str, path: str, header_length: int = 0):
-        file = work / f"{key}.body"
+        file = work / f"{key.replace('/', '-')}.body"
         file.write_bytes(data)
         bodies[key] = {"file": str(file), "content_type": content_type, "path": path,
                        "header_length": header_length}
 
-    add("image/pipeline", jpeg, "image/jpeg", "/predict?model=resnet18_top5")
-    add("text/pipeline", json.dumps({"input": SENTENCE}).encode(), "application/json",
-        "/predict?model=text_classifier_pipeline")
-    data, length = kserve_binary("image", pixels, "FP32", "logits")
-    add("image/tensors", data, "application/octet-stream", "/v2/models/resnet18/infer", length)
-    data, length = kserve_binary("token_ids", ids, "INT64", "logits")
-    add("text/tensors", data, "application/octet-stream", "/v2/models/text_classifier/infer",
-        length)
+    if "image" in workloads:
+        jpeg = (pipelines / "resnet18_top5" / "samples" / "china.jpg").read_bytes()
+        pixels = transforms.Compose([
+            transforms.Resize(256), transforms.CenterCrop(224), transforms.ToTensor(),
+            transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+        ])(Image.open(io.BytesIO(jpeg)).convert("RGB")).unsqueeze(0).numpy()
+        add("image/pipeline", jpeg, "image/jpeg", "/predict?model=resnet18_top5")
+        data, length = kserve_binary("image", pixels, "FP32", "logits")
+        add("image/tensors", data, "application/octet-stream", "/v2/models/resnet18/infer",
+            length)
+    if "text" in workloads:
+        tokenizer = Tokenizer.from_file(
+            str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
+        ids = np.array([tokenizer.encode(SENTENCE).ids], dtype=np.int64)
+        add("text/pipeline", json.dumps({"input": SENTENCE}).encode(), "application/json",
+            "/predict?model=text_classifier_pipeline")
+        data, length = kserve_binary("token_ids", ids, "INT64", "logits")
+        add("text/tensors", data, "application/octet-stream", "/v2/models/text_classifier/infer",
+            length)
     return bodies
 
 
 # ---- servers -------------------------------------------------------------------------------
 
 def repository(args: argparse.Namespace, work: Path) -> Path:
-    """Only the models measured: the two step models and their pipelines (links)."""
+    """Only the models measured: the step models and their pipelines (links)."""
     repo = work / "repository"
     repo.mkdir()
-    for name in STEP_MODELS.values():
-        os.symlink(Path(args.models, name).resolve(), repo / name)
-    for name in PIPELINES.values():
-        os.symlink(Path(args.pipelines, name).resolve(), repo / name)
+    for workload in args.workloads.split(","):
+        os.symlink(Path(args.models, STEP_MODELS[workload]).resolve(),
+                   repo / STEP_MODELS[workload])
+        os.symlink(Path(args.pipelines, PIPELINES[workload]).resolve(), repo / PIPELINES[workload])
     return repo
 
 
 def start_inferd(args: argparse.Namespace, repo: Path, log: Path) -> servers.Server:
     server = servers.new_inferd(PIPELINES["image"], args.inferd_binary, str(repo), str(log))
     servers.start(server)
+    names = [m for w in args.workloads.split(",") for m in (PIPELINES[w], STEP_MODELS[w])]
     wait(lambda: all(requests.get(f"{server.base_url}/v2/models/{m}/ready", timeout=2).ok
-                     for m in list(PIPELINES.values()) + list(STEP_MODELS.values())),
-         server, 120)
+                     for m in names), server, 120)
     return server
 
 
 def start_python(args: argparse.Namespace, log: Path) -> servers.Server:
     port = servers.free_port()
     command = [args.python, str(BENCH_DIR / "pipelines_python_server.py"), "--models",
-               args.models, "--pipelines", args.pipelines, "--port", str(port)]
+               args.models, "--pipelines", args.pipelines, "--port", str(port), "--workloads",
+               args.workloads]
     server = servers.start(servers.Server("python", PIPELINES["image"], port, command, str(log)))
     # The models load before app.run, so any answer (a 404 for a path it has no route for)
     # means it is ready.

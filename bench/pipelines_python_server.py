@@ -45,20 +45,23 @@ def _load(path: Path) -> torch.jit.ScriptModule:
     return torch.jit.freeze(torch.jit.load(str(path), map_location="cpu").eval())
 
 
-def create_app(models: Path, pipelines: Path) -> Flask:
-    resnet = _load(models / "resnet18" / "1" / "model.pt")
-    resnet_labels = _labels(pipelines / "resnet18_top5" / "1" / "labels.txt")
-    preprocess = transforms.Compose([
-        transforms.Resize(256),
-        transforms.CenterCrop(224),
-        transforms.ToTensor(),
-        transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
-    ])
-    classifier = _load(models / "text_classifier" / "1" / "model.pt")
-    tokenizer = Tokenizer.from_file(
-        str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
-    text_labels = _labels(pipelines / "text_classifier_pipeline" / "1" / "labels.txt")
+def create_app(models: Path, pipelines: Path, workloads: list) -> Flask:
     app = Flask(__name__)
+    routes = {}
+    if "image" in workloads:
+        resnet = _load(models / "resnet18" / "1" / "model.pt")
+        resnet_labels = _labels(pipelines / "resnet18_top5" / "1" / "labels.txt")
+        preprocess = transforms.Compose([
+            transforms.Resize(256),
+            transforms.CenterCrop(224),
+            transforms.ToTensor(),
+            transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
+        ])
+    if "text" in workloads:
+        classifier = _load(models / "text_classifier" / "1" / "model.pt")
+        tokenizer = Tokenizer.from_file(
+            str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
+        text_labels = _labels(pipelines / "text_classifier_pipeline" / "1" / "labels.txt")
 
     def image_answer():
         try:
@@ -78,7 +81,10 @@ def create_app(models: Path, pipelines: Path) -> Flask:
             logits = classifier(torch.tensor([ids], dtype=torch.int64))
         return jsonify(_top_k(logits, text_labels, 2))
 
-    routes = {"resnet18_top5": image_answer, "text_classifier_pipeline": text_answer}
+    if "image" in workloads:
+        routes["resnet18_top5"] = image_answer
+    if "text" in workloads:
+        routes["text_classifier_pipeline"] = text_answer
 
     @app.post("/predict")
     def predict():
@@ -96,8 +102,9 @@ def main(argv=None) -> int:
     parser.add_argument("--pipelines", required=True, help="the demo pipelines (their assets)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--workloads", default="image,text", help="image, text or both")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    app = create_app(Path(args.models), Path(args.pipelines))
+    app = create_app(Path(args.models), Path(args.pipelines), args.workloads.split(","))
     print(f"pipelines_python_server on {args.host}:{args.port} "
           f"(torch threads {torch.get_num_threads()})", file=sys.stderr, flush=True)
     app.run(host=args.host, port=args.port, threaded=True)
