@@ -23,12 +23,12 @@ namespace inferd {
 
 struct PipelineSpec;  // core/pipeline/pipeline_spec.h
 
-// One input or output as the model declares it. With batching, `dims` excludes the batch
-// dimension. -1 marks a variable dimension.
 // What a BYTES input holds, for a pipeline's front doors (`content:` in config.yaml): an
 // encoded image or UTF-8 text. kNone for every other tensor.
 enum class TensorContent { kNone, kImage, kText };
 
+// One input or output as the model declares it. With batching, `dims` excludes the batch
+// dimension. -1 marks a variable dimension.
 struct TensorSpec {
   std::string name;
   DataType datatype = DataType::kFp32;
