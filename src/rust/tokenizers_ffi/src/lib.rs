@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use tokenizers::Tokenizer;
+use tokenizers::{PaddingStrategy, PostProcessor, Tokenizer, TruncationParams};
 
 /// Opaque to C: a loaded tokenizer.json. `Tokenizer` is `Sync`, so one instance serves every
 /// thread's `inferd_tok_encode` at once.
@@ -107,8 +107,70 @@ pub extern "C" fn inferd_tok_declared(
     result.unwrap_or(-1)
 }
 
-/// Encodes `len` bytes of `text` (checked to be UTF-8 here). Returns the token count, or -1
-/// with `*error` set. When the count exceeds `capacity` nothing is written and the caller
+/// Makes every encoding at most `max_length` tokens, as a model with that input length needs:
+/// tokenizer.json's own truncation (direction, strategy, stride) is kept with its max_length
+/// lowered to `max_length`, or, without one, the crate's default truncation (right, longest
+/// first) at `max_length`, which keeps the special tokens the post-processor adds. A declared
+/// padding section becomes fixed padding to `max_length` (its pad token and direction kept;
+/// `pad_id` replaces its id when `set_pad_id` is nonzero); without one the caller pads.
+/// Call once, before the tokenizer is shared between threads. Returns 0, or -1 with *error.
+#[no_mangle]
+pub extern "C" fn inferd_tok_configure(
+    tok: *mut InferdTokenizer,
+    max_length: usize,
+    set_pad_id: c_int,
+    pad_id: u32,
+    error: *mut *mut c_char,
+) -> c_int {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        if tok.is_null() {
+            return Err("null tokenizer".to_string());
+        }
+        // SAFETY: non-null, created by inferd_tok_from_file, not yet shared (documented).
+        let tokenizer = unsafe { &mut (*tok).tokenizer };
+        let added = tokenizer
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
+        if max_length <= added {
+            return Err(format!(
+                "max_length {max_length} leaves no room for text: the post-processor adds \
+                 {added} special tokens"
+            ));
+        }
+        let mut truncation = tokenizer.get_truncation().cloned().unwrap_or(TruncationParams {
+            max_length,
+            ..Default::default()
+        });
+        truncation.max_length = truncation.max_length.min(max_length);
+        tokenizer
+            .with_truncation(Some(truncation))
+            .map_err(|e| e.to_string())?;
+        if let Some(mut padding) = tokenizer.get_padding().cloned() {
+            padding.strategy = PaddingStrategy::Fixed(max_length);
+            padding.pad_to_multiple_of = None;
+            if set_pad_id != 0 {
+                padding.pad_id = pad_id;
+            }
+            tokenizer.with_padding(Some(padding));
+        }
+        Ok(())
+    }));
+    match result {
+        Ok(Ok(())) => 0,
+        Ok(Err(message)) => {
+            set_error(error, &message);
+            -1
+        }
+        Err(payload) => {
+            set_error(error, &panic_message(payload.as_ref()));
+            -1
+        }
+    }
+}
+
+/// Encodes `len` bytes of `text` (checked to be UTF-8 here). Returns the token count, or
+/// with `*error` set -1 for text that is not UTF-8 (the client's fault) and -2 for any other
+/// failure. When the count exceeds `capacity` nothing is written and the caller
 /// retries with buffers of that size. `mask` and `type_ids` may be null.
 #[no_mangle]
 pub extern "C" fn inferd_tok_encode(
@@ -122,9 +184,9 @@ pub extern "C" fn inferd_tok_encode(
     capacity: usize,
     error: *mut *mut c_char,
 ) -> i64 {
-    let result = catch_unwind(AssertUnwindSafe(|| -> Result<i64, String> {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<i64, (i64, String)> {
         if tok.is_null() || (text.is_null() && len > 0) {
-            return Err("null tokenizer or text".to_string());
+            return Err((-2, "null tokenizer or text".to_string()));
         }
         let bytes: &[u8] = if len == 0 {
             &[]
@@ -133,18 +195,18 @@ pub extern "C" fn inferd_tok_encode(
             unsafe { std::slice::from_raw_parts(text, len) }
         };
         let text = std::str::from_utf8(bytes)
-            .map_err(|e| format!("not UTF-8 (byte {})", e.valid_up_to()))?;
+            .map_err(|e| (-1, format!("not UTF-8 (byte {})", e.valid_up_to())))?;
         // SAFETY: non-null and created by inferd_tok_from_file.
         let tokenizer = unsafe { &(*tok).tokenizer };
         let encoding = tokenizer
             .encode(text, add_special != 0)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| (-2, e.to_string()))?;
         let count = encoding.get_ids().len();
         if count > capacity {
             return Ok(count as i64);
         }
         if count > 0 && ids.is_null() {
-            return Err("null ids buffer".to_string());
+            return Err((-2, "null ids buffer".to_string()));
         }
         let copy = |out: *mut u32, values: &[u32]| {
             if !out.is_null() && !values.is_empty() {
@@ -159,13 +221,13 @@ pub extern "C" fn inferd_tok_encode(
     }));
     match result {
         Ok(Ok(count)) => count,
-        Ok(Err(message)) => {
+        Ok(Err((code, message))) => {
             set_error(error, &message);
-            -1
+            code
         }
         Err(payload) => {
             set_error(error, &panic_message(payload.as_ref()));
-            -1
+            -2
         }
     }
 }
