@@ -33,6 +33,7 @@
 #include "observability/request_recorder.h"
 #include "ops/image/register_image_ops.h"
 #include "ops/post/register_post_ops.h"
+#include "ops/text/register_text_ops.h"
 #include "server/access_setup.h"
 #include "server/lifecycle_options.h"
 #include "server/server_options.h"
@@ -114,6 +115,7 @@ int Run(const ServerOptions& options) {
   OpRegistry pipeline_ops;
   RegisterPostOps(pipeline_ops);
   RegisterImageOps(pipeline_ops);
+  RegisterTextOps(pipeline_ops);
   PipelineHost pipeline_host;
   backends.push_back(std::make_unique<PipelineBackend>(&pipeline_ops, &pipeline_host));
 

@@ -1,0 +1,203 @@
+#include "ops/text/tokenize_op.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "common/strings.h"
+#include "core/bytes_tensor.h"
+#include "core/config_field_reader.h"
+#include "ops/text/hf_tokenizer.h"
+
+namespace inferd {
+namespace {
+
+constexpr int64_t kMaxMaxLength = 8192;
+constexpr int64_t kDefaultMaxTextBytes = int64_t{1} << 20;
+constexpr int64_t kMaxMaxTextBytes = int64_t{64} << 20;
+// A repository file is trusted, but a typo pointing at model weights must not be parsed as
+// JSON; the largest public tokenizer.json files are ~20 MB.
+constexpr uintmax_t kMaxTokenizerFileBytes = uintmax_t{256} << 20;
+
+struct Params {
+  std::filesystem::path tokenizer;
+  int64_t max_length = 0;
+  bool add_special_tokens = true;
+  std::optional<uint32_t> pad_id;
+  DataType datatype = DataType::kInt64;
+  int64_t max_text_bytes = kDefaultMaxTextBytes;
+};
+
+// `relative` inside `version_dir`, with symlinks and ".." resolved; anything else refused.
+absl::StatusOr<std::filesystem::path> AssetPath(const FieldReader& r, const std::string& field,
+                                                const std::filesystem::path& version_dir,
+                                                const std::string& relative) {
+  const std::filesystem::path given(relative);
+  if (given.is_absolute()) {
+    return r.Error(field, StrCat("'", relative,
+                                 "' is absolute; give a path relative to the version folder "
+                                 "(for example tokenizer.json)"));
+  }
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::weakly_canonical(version_dir, ec);
+  const std::filesystem::path path = std::filesystem::weakly_canonical(version_dir / given, ec);
+  const auto [root_end, path_it] =
+      std::mismatch(root.begin(), root.end(), path.begin(), path.end());
+  if (ec || root_end != root.end()) {
+    return r.Error(field, StrCat("'", relative, "' leaves the version folder ",
+                                 version_dir.string(), "; keep assets inside it"));
+  }
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return r.Error(field, StrCat("cannot read ", path.string(), ": ", ec.message()));
+  if (size > kMaxTokenizerFileBytes) {
+    return r.Error(field, StrCat(path.string(), " has ", size, " bytes; a tokenizer file may have ",
+                                 "at most ", kMaxTokenizerFileBytes));
+  }
+  return path;
+}
+
+absl::StatusOr<Params> ParseParams(const OpLoadRequest& request) {
+  const FieldReader r(request.field);
+  Params p;
+  YAML::Node node;
+  try {
+    node = request.params_yaml.empty() ? YAML::Node(YAML::NodeType::Map)
+                                       : YAML::Load(request.params_yaml);
+  } catch (const YAML::Exception& e) {
+    return r.Error("params", e.what());
+  }
+  RETURN_IF_ERROR(r.CheckKeys(
+      node, "params",
+      {"tokenizer", "max_length", "add_special_tokens", "pad_id", "datatype", "max_text_bytes"}));
+  if (!node["tokenizer"]) {
+    return r.Error("params.tokenizer", "is required: the tokenizer.json file to use");
+  }
+  ASSIGN_OR_RETURN(std::string tokenizer, r.String(node["tokenizer"], "params.tokenizer"));
+  ASSIGN_OR_RETURN(p.tokenizer, AssetPath(r, "params.tokenizer", request.version_dir, tokenizer));
+  if (!node["max_length"]) {
+    return r.Error("params.max_length",
+                   "is required: the token count the next step takes (outputs are "
+                   "[max_length], padded or truncated)");
+  }
+  ASSIGN_OR_RETURN(p.max_length,
+                   r.IntegerIn(node["max_length"], "params.max_length", 1, kMaxMaxLength));
+  if (node["add_special_tokens"]) {
+    ASSIGN_OR_RETURN(p.add_special_tokens,
+                     r.Bool(node["add_special_tokens"], "params.add_special_tokens"));
+  }
+  if (node["pad_id"]) {
+    ASSIGN_OR_RETURN(int64_t pad_id, r.IntegerIn(node["pad_id"], "params.pad_id", 0, INT32_MAX));
+    p.pad_id = static_cast<uint32_t>(pad_id);
+  }
+  if (node["datatype"]) {
+    ASSIGN_OR_RETURN(std::string type, r.String(node["datatype"], "params.datatype"));
+    if (type == "INT64") {
+      p.datatype = DataType::kInt64;
+    } else if (type == "INT32") {
+      p.datatype = DataType::kInt32;
+    } else {
+      return r.Error("params.datatype", "must be INT64 or INT32");
+    }
+  }
+  if (node["max_text_bytes"]) {
+    ASSIGN_OR_RETURN(p.max_text_bytes, r.IntegerIn(node["max_text_bytes"], "params.max_text_bytes",
+                                                   1, kMaxMaxTextBytes));
+  }
+  return p;
+}
+
+class TokenizeOp : public PipelineOp {
+ public:
+  TokenizeOp(Params params, HfTokenizer tokenizer)
+      : params_(std::move(params)),
+        tokenizer_(std::move(tokenizer)),
+        // Without a padding section in tokenizer.json we pad; with one the crate pads (in
+        // its direction) with its pad_id, which params.pad_id replaced in Configure.
+        pad_id_(params_.pad_id.value_or(tokenizer_.declared_pad_id().value_or(0))) {
+    inputs_ = {TensorSpec{"text", DataType::kBytes, {}}};
+    const Shape shape{params_.max_length};
+    outputs_ = {TensorSpec{"ids", params_.datatype, shape},
+                TensorSpec{"attention_mask", params_.datatype, shape},
+                TensorSpec{"type_ids", params_.datatype, shape}};
+  }
+
+  const std::vector<TensorSpec>& inputs() const override { return inputs_; }
+  const std::vector<TensorSpec>& outputs() const override { return outputs_; }
+  bool heavy() const override { return true; }
+
+  absl::StatusOr<std::vector<Tensor>> Run(std::span<const Tensor> inputs) const override {
+    const std::vector<std::string_view> texts = BytesElements(inputs[0]);
+    const int64_t rows = static_cast<int64_t>(texts.size());
+    const Shape shape{rows, params_.max_length};
+    std::vector<Tensor> out;
+    for (int i = 0; i < 3; ++i) {
+      ASSIGN_OR_RETURN(Tensor t, Tensor::AllocateForOverwrite(params_.datatype, shape));
+      out.push_back(std::move(t));
+    }
+    // Every row's length is checked before any is tokenized.
+    for (size_t row = 0; row < texts.size(); ++row) {
+      if (static_cast<int64_t>(texts[row].size()) > params_.max_text_bytes) {
+        return absl::InvalidArgumentError(StrCat(
+            "element ", row, ": ", texts[row].size(), " bytes of text; this pipeline takes ",
+            "at most ", params_.max_text_bytes, " (params.max_text_bytes): send shorter text"));
+      }
+    }
+    const size_t width = static_cast<size_t>(params_.max_length);
+    for (size_t row = 0; row < texts.size(); ++row) {
+      absl::StatusOr<Encoded> encoded = tokenizer_.Encode(texts[row], params_.add_special_tokens);
+      if (!encoded.ok()) {
+        return absl::Status(encoded.status().code(),
+                            StrCat("element ", row, ": ", encoded.status().message()));
+      }
+      // Configure capped the crate's truncation at max_length; this cut only matters where
+      // the special tokens alone would not fit, which Configure refused at load.
+      const size_t count = std::min(encoded->ids.size(), width);
+      for (size_t j = 0; j < width; ++j) {
+        const bool token = j < count;
+        Write(out[0], row * width + j, token ? encoded->ids[j] : pad_id_);
+        Write(out[1], row * width + j, token ? encoded->mask[j] : 0);
+        Write(out[2], row * width + j, token ? encoded->type_ids[j] : 0);
+      }
+    }
+    return out;
+  }
+
+ private:
+  void Write(Tensor& t, size_t at, uint32_t value) const {
+    if (params_.datatype == DataType::kInt64) {
+      t.mutable_data_as<int64_t>()[at] = value;
+    } else {
+      t.mutable_data_as<int32_t>()[at] = static_cast<int32_t>(value);
+    }
+  }
+
+  const Params params_;
+  const HfTokenizer tokenizer_;
+  const uint32_t pad_id_;
+  std::vector<TensorSpec> inputs_, outputs_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PipelineOp>> MakeTokenizeOp(const OpLoadRequest& request) {
+  ASSIGN_OR_RETURN(Params params, ParseParams(request));
+  const FieldReader r(request.field);
+  absl::StatusOr<HfTokenizer> tokenizer = HfTokenizer::Load(params.tokenizer);
+  if (!tokenizer.ok()) {
+    return r.Error("params.tokenizer", StrCat("cannot load ", params.tokenizer.string(), ": ",
+                                              tokenizer.status().message()));
+  }
+  if (absl::Status s = tokenizer->Configure(static_cast<size_t>(params.max_length), params.pad_id);
+      !s.ok()) {
+    return r.Error("params.max_length", std::string(s.message()));
+  }
+  return std::make_unique<TokenizeOp>(std::move(params), *std::move(tokenizer));
+}
+
+}  // namespace inferd
