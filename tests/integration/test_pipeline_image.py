@@ -204,7 +204,8 @@ def test_every_door_gives_the_same_answer(server, door):
     ("resnet18", b"\xff\xd8\xff", "image/jpeg", "takes FP32 tensors"),
     ("resnet18_top5", json.dumps({"input": "not base64!"}).encode(), "application/json",
      "is not base64"),
-    ("resnet18_top5", b"<html/>", "text/html", "is not read by /predict"),
+    # Any other media type is read as JSON (curl -d sends application/x-www-form-urlencoded).
+    ("resnet18_top5", b"<html/>", "text/html", "JSON"),
 ])
 def test_a_wrong_kind_of_body_is_a_400_saying_what_to_send(server, model, body, content_type,
                                                           fragment):

@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<InferRequest>> DecodePlainPredictRequest(
     request->inputs.push_back({spec.name, std::move(raw)});
     return request;
   }
-  if (!IsJsonMediaType(media_type)) {
+  if (IsRawMediaType(media_type)) {
     // An image or a text as the body itself: one instance.
     ASSIGN_OR_RETURN(Tensor raw, RawBodyInput(config, media_type, body));
     *single_instance = true;

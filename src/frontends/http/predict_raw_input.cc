@@ -92,20 +92,16 @@ std::string MediaType(std::string_view content_type) {
   return lower;
 }
 
-bool IsJsonMediaType(std::string_view media_type) {
-  return media_type.empty() || media_type == "application/json" || media_type.ends_with("+json");
+bool IsRawMediaType(std::string_view media_type) {
+  return media_type.starts_with("image/") || media_type == "application/octet-stream" ||
+         media_type == "text/plain";
 }
 
 absl::StatusOr<Tensor> RawBodyInput(const ModelConfig& config, std::string_view media_type,
                                     std::string_view body) {
   const TensorSpec& spec = config.inputs.front();
-  const bool image_body =
-      media_type.starts_with("image/") || media_type == "application/octet-stream";
-  const bool text_body = media_type == "text/plain";
-  if (!image_body && !text_body) {
-    return absl::InvalidArgumentError(
-        StrCat("a ", media_type, " body is not read by /predict; ", WhatToSend(config, spec)));
-  }
+  // IsRawMediaType: an image (or bytes), or text/plain.
+  const bool image_body = media_type != "text/plain";
   const TensorContent sent = image_body ? TensorContent::kImage : TensorContent::kText;
   const bool wrong_kind = spec.datatype != DataType::kBytes ||
                           (spec.content != TensorContent::kNone && spec.content != sent);

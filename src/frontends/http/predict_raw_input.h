@@ -23,8 +23,10 @@ namespace inferd {
 // The media type of a Content-Type header, lower-cased, without parameters ("image/jpeg").
 std::string MediaType(std::string_view content_type);
 
-// True for a media type /predict reads as JSON (absent, application/json, or */*+json).
-bool IsJsonMediaType(std::string_view media_type);
+// True for a media type /predict reads as the input itself: image/*,
+// application/octet-stream, text/plain. Every other body is read as JSON, whatever it says it
+// is (curl -d sends application/x-www-form-urlencoded; the seed's clients send none).
+bool IsRawMediaType(std::string_view media_type);
 
 // A raw (non-JSON) body as the model's one input: one element, shaped as one instance.
 // InvalidArgument when the model does not take that kind of body.
