@@ -36,14 +36,20 @@ class PipelineRun : public std::enable_shared_from_this<PipelineRun> {
       return Fail(absl::InternalError(StrCat("pipeline '", pipeline_->name, "' got ", inputs.size(),
                                              " inputs, expected ", pipeline_->input_slots.size())));
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      scope_[pipeline_->input_slots[i]] = pipeline_->batched ? inputs[i] : WithBatchDim(inputs[i]);
+    std::vector<size_t> ready;
+    {
+      // No completion can arrive before the first submission below, so the lock is never
+      // contended here; it is taken so the guarded state is only ever touched under it.
+      MutexLock lock(&mu_);
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        scope_[pipeline_->input_slots[i]] =
+            pipeline_->batched ? inputs[i] : WithBatchDim(inputs[i]);
+      }
+      for (size_t s = 0; s < pipeline_->steps.size(); ++s) {
+        if (waiting_for_[s] == 0) ready.push_back(s);
+      }
     }
     execution_.inputs.clear();
-    std::vector<size_t> ready;
-    for (size_t s = 0; s < pipeline_->steps.size(); ++s) {
-      if (waiting_for_[s] == 0) ready.push_back(s);
-    }
     Advance(std::move(ready));
   }
 
