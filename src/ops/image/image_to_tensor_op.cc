@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
 #include "core/config_field_reader.h"
+#include "core/pipeline/op_params.h"
 #include "ops/image/image_decoder.h"
 #include "ops/image/pil_resample.h"
 #include "ops/image/pixel_ops.h"
@@ -59,17 +60,11 @@ absl::StatusOr<std::vector<float>> ReadFloats(const FieldReader& r, const YAML::
 absl::StatusOr<Params> ParseParams(const OpLoadRequest& request) {
   const FieldReader r(request.field);
   Params p;
-  YAML::Node node;
-  try {
-    node = request.params_yaml.empty() ? YAML::Node(YAML::NodeType::Map)
-                                       : YAML::Load(request.params_yaml);
-  } catch (const YAML::Exception& e) {
-    return r.Error("params", e.what());
-  }
-  RETURN_IF_ERROR(
-      r.CheckKeys(node, "params",
-                  {"color", "exif_orientation", "resize", "center_crop", "divisor", "mean", "std",
-                   "layout", "datatype", "max_bytes", "max_pixels", "max_side"}));
+  ASSIGN_OR_RETURN(
+      const YAML::Node node,
+      LoadOpParams(request, r,
+                   {"color", "exif_orientation", "resize", "center_crop", "divisor", "mean", "std",
+                    "layout", "datatype", "max_bytes", "max_pixels", "max_side"}));
   if (node["color"]) {
     ASSIGN_OR_RETURN(std::string color, r.String(node["color"], "params.color"));
     if (color != "rgb" && color != "gray") return r.Error("params.color", "must be rgb or gray");

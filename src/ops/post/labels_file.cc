@@ -3,7 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/pipeline/op_params.h"
 
 namespace inferd {
 
@@ -11,32 +13,9 @@ absl::StatusOr<std::vector<std::string>> ReadLabelsFile(const FieldReader& reade
                                                         const std::string& field,
                                                         const std::filesystem::path& version_dir,
                                                         const std::string& relative) {
-  const std::filesystem::path given(relative);
-  if (given.is_absolute()) {
-    return reader.Error(field, StrCat("'", relative,
-                                      "' is absolute; give a path relative to the version "
-                                      "folder (for example labels.txt)"));
-  }
-  std::error_code ec;
-  const std::filesystem::path root = std::filesystem::weakly_canonical(version_dir, ec);
-  const std::filesystem::path path = std::filesystem::weakly_canonical(version_dir / given, ec);
-  // Symlinks and ".." resolved: the file must still be inside the version folder.
-  const auto [root_end, path_it] =
-      std::mismatch(root.begin(), root.end(), path.begin(), path.end());
-  if (ec || root_end != root.end()) {
-    return reader.Error(field, StrCat("'", relative, "' leaves the version folder ",
-                                      version_dir.string(), "; keep assets inside it"));
-  }
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    return reader.Error(field, StrCat("cannot read ", path.string(), ": ", ec.message()));
-  }
-  if (size > kMaxLabelsFileBytes) {
-    return reader.Error(field, StrCat(path.string(), " has ", size,
-                                      " bytes; a labels file may "
-                                      "have at most ",
-                                      kMaxLabelsFileBytes));
-  }
+  ASSIGN_OR_RETURN(
+      const std::filesystem::path path,
+      ResolveOpAsset(reader, field, version_dir, relative, kMaxLabelsFileBytes, "labels.txt"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return reader.Error(field, StrCat("cannot open ", path.string()));
   std::vector<std::string> labels;

@@ -5,19 +5,6 @@
 
 namespace inferd {
 
-absl::StatusOr<YAML::Node> ReadParams(const OpLoadRequest& request, const FieldReader& reader,
-                                      const std::set<std::string>& allowed) {
-  YAML::Node params;
-  try {
-    params = YAML::Load(request.params_yaml);
-  } catch (const YAML::Exception& e) {
-    return reader.Error("params", StrCat("not valid YAML: ", e.msg));
-  }
-  if (!params || params.IsNull()) return YAML::Node(YAML::NodeType::Map);
-  RETURN_IF_ERROR(reader.CheckKeys(params, "params", allowed));
-  return params;
-}
-
 absl::StatusOr<int64_t> LastAxisOf(const Tensor& x, std::string_view op) {
   if (x.type() != DataType::kFp32) {
     return absl::InvalidArgumentError(StrCat(op, ": takes FP32, got ", DataTypeName(x.type())));

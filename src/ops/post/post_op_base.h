@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/config_field_reader.h"
+#include "core/pipeline/op_params.h"
 #include "core/pipeline/pipeline_op.h"
 
 namespace inferd {
@@ -29,11 +30,6 @@ class PostOp : public PipelineOp {
   const std::vector<TensorSpec> inputs_;
   const std::vector<TensorSpec> outputs_;
 };
-
-// The step's params as a YAML map (empty when the step has none), its keys checked against
-// `allowed`. Errors name "<request.field>: params...".
-absl::StatusOr<YAML::Node> ReadParams(const OpLoadRequest& request, const FieldReader& reader,
-                                      const std::set<std::string>& allowed);
 
 // Checks that `x` is FP32 of rank >= 2 ([B, ..., C]) and returns C (the last dimension);
 // InvalidArgument naming `op` otherwise.

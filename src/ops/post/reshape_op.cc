@@ -51,7 +51,7 @@ class ReshapeOp : public PostOp {
 
 absl::StatusOr<std::unique_ptr<PipelineOp>> MakeReshapeOp(const OpLoadRequest& request) {
   FieldReader reader(request.field);
-  ASSIGN_OR_RETURN(YAML::Node params, ReadParams(request, reader, {"shape", "datatype"}));
+  ASSIGN_OR_RETURN(YAML::Node params, LoadOpParams(request, reader, {"shape", "datatype"}));
   if (!params["shape"]) return reader.Error("params.shape", "is required (for example [3, 8])");
   ASSIGN_OR_RETURN(Shape shape, ParseDims(reader, params["shape"], "params.shape"));
   if (std::count(shape.begin(), shape.end(), -1) > 1) {

@@ -55,7 +55,7 @@ class ActivationOp : public PostOp {
 absl::StatusOr<std::unique_ptr<PipelineOp>> Make(const OpLoadRequest& request,
                                                  Activation activation) {
   FieldReader reader(request.field);
-  RETURN_IF_ERROR(ReadParams(request, reader, {}).status());
+  RETURN_IF_ERROR(LoadOpParams(request, reader, {}).status());
   return std::make_unique<ActivationOp>(activation);
 }
 

@@ -39,7 +39,7 @@ class ThresholdOp : public PostOp {
 
 absl::StatusOr<std::unique_ptr<PipelineOp>> MakeThresholdOp(const OpLoadRequest& request) {
   FieldReader reader(request.field);
-  ASSIGN_OR_RETURN(YAML::Node params, ReadParams(request, reader, {"value"}));
+  ASSIGN_OR_RETURN(YAML::Node params, LoadOpParams(request, reader, {"value"}));
   if (!params["value"]) return reader.Error("params.value", "is required (for example 0.5)");
   ASSIGN_OR_RETURN(const double value, reader.Number(params["value"], "params.value"));
   if (!std::isfinite(value)) return reader.Error("params.value", "must be a finite number");

@@ -108,9 +108,9 @@ class TopKOp : public PostOp {
 
 absl::StatusOr<std::unique_ptr<PipelineOp>> Make(const OpLoadRequest& request, bool single) {
   FieldReader reader(request.field);
-  ASSIGN_OR_RETURN(YAML::Node params, ReadParams(request, reader,
-                                                 single ? std::set<std::string>{"labels"}
-                                                        : std::set<std::string>{"k", "labels"}));
+  ASSIGN_OR_RETURN(YAML::Node params, LoadOpParams(request, reader,
+                                                   single ? std::set<std::string>{"labels"}
+                                                          : std::set<std::string>{"k", "labels"}));
   int64_t k = 1;
   if (!single) {
     if (!params["k"]) return reader.Error("params.k", "is required (how many classes to return)");

@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "core/bytes_tensor.h"
 #include "core/config_field_reader.h"
+#include "core/pipeline/op_params.h"
 #include "ops/text/hf_tokenizer.h"
 
 namespace inferd {
@@ -34,52 +35,20 @@ struct Params {
   int64_t max_text_bytes = kDefaultMaxTextBytes;
 };
 
-// `relative` inside `version_dir`, with symlinks and ".." resolved; anything else refused.
-absl::StatusOr<std::filesystem::path> AssetPath(const FieldReader& r, const std::string& field,
-                                                const std::filesystem::path& version_dir,
-                                                const std::string& relative) {
-  const std::filesystem::path given(relative);
-  if (given.is_absolute()) {
-    return r.Error(field, StrCat("'", relative,
-                                 "' is absolute; give a path relative to the version folder "
-                                 "(for example tokenizer.json)"));
-  }
-  std::error_code ec;
-  const std::filesystem::path root = std::filesystem::weakly_canonical(version_dir, ec);
-  const std::filesystem::path path = std::filesystem::weakly_canonical(version_dir / given, ec);
-  const auto [root_end, path_it] =
-      std::mismatch(root.begin(), root.end(), path.begin(), path.end());
-  if (ec || root_end != root.end()) {
-    return r.Error(field, StrCat("'", relative, "' leaves the version folder ",
-                                 version_dir.string(), "; keep assets inside it"));
-  }
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return r.Error(field, StrCat("cannot read ", path.string(), ": ", ec.message()));
-  if (size > kMaxTokenizerFileBytes) {
-    return r.Error(field, StrCat(path.string(), " has ", size, " bytes; a tokenizer file may have ",
-                                 "at most ", kMaxTokenizerFileBytes));
-  }
-  return path;
-}
-
 absl::StatusOr<Params> ParseParams(const OpLoadRequest& request) {
   const FieldReader r(request.field);
   Params p;
-  YAML::Node node;
-  try {
-    node = request.params_yaml.empty() ? YAML::Node(YAML::NodeType::Map)
-                                       : YAML::Load(request.params_yaml);
-  } catch (const YAML::Exception& e) {
-    return r.Error("params", e.what());
-  }
-  RETURN_IF_ERROR(r.CheckKeys(
-      node, "params",
-      {"tokenizer", "max_length", "add_special_tokens", "pad_id", "datatype", "max_text_bytes"}));
+  ASSIGN_OR_RETURN(const YAML::Node node,
+                   LoadOpParams(request, r,
+                                {"tokenizer", "max_length", "add_special_tokens", "pad_id",
+                                 "datatype", "max_text_bytes"}));
   if (!node["tokenizer"]) {
     return r.Error("params.tokenizer", "is required: the tokenizer.json file to use");
   }
   ASSIGN_OR_RETURN(std::string tokenizer, r.String(node["tokenizer"], "params.tokenizer"));
-  ASSIGN_OR_RETURN(p.tokenizer, AssetPath(r, "params.tokenizer", request.version_dir, tokenizer));
+  ASSIGN_OR_RETURN(p.tokenizer,
+                   ResolveOpAsset(r, "params.tokenizer", request.version_dir, tokenizer,
+                                  kMaxTokenizerFileBytes, "tokenizer.json"));
   if (!node["max_length"]) {
     return r.Error("params.max_length",
                    "is required: the token count the next step takes (outputs are "
