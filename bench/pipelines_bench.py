@@ -51,6 +51,7 @@ SENTENCE = ("The service answered every request quickly and the staff were frien
             "although the waiting room was crowded and a little too warm.")
 STEP_MODELS = {"image": "resnet18", "text": "text_classifier"}
 PIPELINES = {"image": "resnet18_top5", "text": "text_classifier_pipeline"}
+TEXT_LENGTH = 128  # the demo pipeline's tokenize max_length and text_classifier's input dims
 
 
 def parse_args(argv: List[str]) -> argparse.Namespace:
@@ -115,6 +116,10 @@ def make_bodies(args: argparse.Namespace, work: Path) -> Dict[str, dict]:
     if "text" in workloads:
         tokenizer = Tokenizer.from_file(
             str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
+        # As the pipeline's tokenize op makes them: truncated to its max_length and padded
+        # with id 0 (the demo tokenizer.json has no padding section of its own).
+        tokenizer.enable_truncation(TEXT_LENGTH)
+        tokenizer.enable_padding(length=TEXT_LENGTH, pad_id=0)
         ids = np.array([tokenizer.encode(SENTENCE).ids], dtype=np.int64)
         add("text/pipeline", json.dumps({"input": SENTENCE}).encode(), "application/json",
             "/predict?model=text_classifier_pipeline")

@@ -8,8 +8,8 @@ pipelines (tools/demo_models/pipelines.py), for bench/pipelines_bench.py.
 
 What runs per request is what those pipelines run, written the way their libraries'
 documentation shows: `Image.open(...).convert("RGB")`, torchvision's Resize(256),
-CenterCrop(224), ToTensor, Normalize; `Tokenizer.from_file(...).encode(text)` with the
-padding and truncation saved in tokenizer.json; one forward pass under
+CenterCrop(224), ToTensor, Normalize; `Tokenizer.from_file(...).encode(text)` truncated and padded to
+the pipeline's 128 tokens (the model's input dims), as the pipeline's tokenize op does; one forward pass under
 `torch.inference_mode()`; softmax; top-k. Flask's threaded server (a thread per connection)
 as in bench/flask_baseline.py; torch's thread count left at its default.
 
@@ -62,6 +62,8 @@ def create_app(models: Path, pipelines: Path, workloads: list) -> Flask:
         tokenizer = Tokenizer.from_file(
             str(pipelines / "text_classifier_pipeline" / "1" / "tokenizer.json"))
         text_labels = _labels(pipelines / "text_classifier_pipeline" / "1" / "labels.txt")
+        tokenizer.enable_truncation(128)
+        tokenizer.enable_padding(length=128, pad_id=0)
 
     def image_answer():
         try:
