@@ -40,6 +40,10 @@ int64_t inferd_tok_encode(const InferdTokenizer* tok, const uint8_t* text, size_
                           int add_special, uint32_t* ids, uint32_t* mask, uint32_t* type_ids,
                           size_t capacity, char** error);
 
+/* -1 when len bytes of text are UTF-8 (the check inferd_tok_encode makes), else the offset of
+ * the first invalid byte. For text another tokenizer is about to read. */
+int64_t inferd_utf8_invalid_at(const uint8_t* text, size_t len);
+
 void inferd_tok_free(InferdTokenizer* tok);
 void inferd_tok_free_string(char* text);
 

@@ -232,6 +232,25 @@ pub extern "C" fn inferd_tok_encode(
     }
 }
 
+/// Checks that `len` bytes are UTF-8 with the same check `inferd_tok_encode` makes, for text
+/// another tokenizer (SentencePiece, which would replace bad bytes silently) is about to
+/// read. Returns -1 when they are, else the offset of the first invalid byte.
+#[no_mangle]
+pub extern "C" fn inferd_utf8_invalid_at(text: *const u8, len: usize) -> i64 {
+    if len == 0 {
+        return -1;
+    }
+    if text.is_null() {
+        return 0;
+    }
+    // SAFETY: non-null, and the caller guarantees `len` readable bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(text, len) };
+    match std::str::from_utf8(bytes) {
+        Ok(_) => -1,
+        Err(e) => e.valid_up_to() as i64,
+    }
+}
+
 /// Frees a tokenizer from `inferd_tok_from_file` (null is allowed).
 #[no_mangle]
 pub extern "C" fn inferd_tok_free(tok: *mut InferdTokenizer) {
