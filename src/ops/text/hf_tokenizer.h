@@ -8,18 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "absl/status/statusor.h"
+#include "ops/text/encoded.h"
 
 struct InferdTokenizer;
 
 namespace inferd {
-
-// One encoded text: ids, attention mask and token type ids, of equal length.
-struct Encoded {
-  std::vector<uint32_t> ids, mask, type_ids;
-};
 
 class HfTokenizer {
  public:

@@ -30,12 +30,55 @@ set_target_properties(inferd_tokenizers_ffi PROPERTIES
   INTERFACE_LINK_LIBRARIES "Threads::Threads;dl;m;rt;util;gcc_s")
 add_dependencies(inferd_tokenizers_ffi inferd_tokenizers_ffi_build)
 
+# SentencePiece (.model files): Debian's libsentencepiece 0.1.97 carries its own protobuf-lite
+# 3.14 and exports it; gRPC's libprotobuf 3.21 is in inferd's global scope, so linked directly
+# SentencePiece binds to 3.21 and aborts at the first Load. It runs in a module of its own,
+# dlopen'ed RTLD_LOCAL beside a copy of libsentencepiece.so.0 marked DF_SYMBOLIC (what
+# -Bsymbolic sets, make_symbolic_copy.py), so that it binds to its own protobuf first;
+# docs/text-ops.md weighs the other ways. The module's RUNPATH $ORIGIN finds the copy, which
+# sentencepiece_tokenizer.cc also opens first by its path.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece=0.1.97)
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(INFERD_SENTENCEPIECE_DIR ${CMAKE_BINARY_DIR}/sentencepiece)
+find_library(INFERD_SENTENCEPIECE_SO NAMES libsentencepiece.so.0
+  HINTS ${SENTENCEPIECE_LIBRARY_DIRS} REQUIRED)
+set(INFERD_SENTENCEPIECE_COPY ${INFERD_SENTENCEPIECE_DIR}/libsentencepiece.so.0)
+add_custom_command(
+  OUTPUT ${INFERD_SENTENCEPIECE_COPY}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${INFERD_SENTENCEPIECE_DIR}
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/make_symbolic_copy.py
+          ${INFERD_SENTENCEPIECE_SO} ${INFERD_SENTENCEPIECE_COPY}
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/make_symbolic_copy.py ${INFERD_SENTENCEPIECE_SO}
+  COMMENT "libsentencepiece.so.0 copied, marked DF_SYMBOLIC")
+add_custom_target(inferd_sentencepiece_copy DEPENDS ${INFERD_SENTENCEPIECE_COPY})
+add_library(inferd_sentencepiece_shim MODULE ${CMAKE_CURRENT_LIST_DIR}/sentencepiece_shim.cc)
+target_include_directories(inferd_sentencepiece_shim PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(inferd_sentencepiece_shim PRIVATE PkgConfig::SENTENCEPIECE)
+target_link_options(inferd_sentencepiece_shim PRIVATE -Wl,-Bsymbolic -Wl,--enable-new-dtags)
+set_target_properties(inferd_sentencepiece_shim PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${INFERD_SENTENCEPIECE_DIR}
+  BUILD_RPATH "$ORIGIN" INSTALL_RPATH "$ORIGIN")
+add_dependencies(inferd_sentencepiece_shim inferd_sentencepiece_copy)
+if(INFERD_BUILD_FUZZERS)
+  # Like the engines, SentencePiece runs uninstrumented in the sanitized tree: a dlopen'ed
+  # module cannot count on the executable exporting libFuzzer's coverage callbacks.
+  target_compile_options(inferd_sentencepiece_shim PRIVATE -fno-sanitize=all
+    -fno-sanitize=fuzzer-no-link)
+  target_link_options(inferd_sentencepiece_shim PRIVATE -fno-sanitize=all)
+endif()
+
 add_library(inferd_ops_text STATIC
   ${CMAKE_CURRENT_LIST_DIR}/hf_tokenizer.cc
   ${CMAKE_CURRENT_LIST_DIR}/register_text_ops.cc
+  ${CMAKE_CURRENT_LIST_DIR}/sentencepiece_tokenizer.cc
   ${CMAKE_CURRENT_LIST_DIR}/tokenize_op.cc)
-target_link_libraries(inferd_ops_text PUBLIC inferd_core PRIVATE inferd_tokenizers_ffi)
-add_dependencies(inferd_ops_text inferd_tokenizers_ffi_build)
+# Only this file's command line carries the path (the other objects stay cached).
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/sentencepiece_tokenizer.cc PROPERTIES
+  COMPILE_DEFINITIONS INFERD_SENTENCEPIECE_SHIM_PATH="$<TARGET_FILE:inferd_sentencepiece_shim>")
+target_link_libraries(inferd_ops_text PUBLIC inferd_core
+  PRIVATE inferd_tokenizers_ffi ${CMAKE_DL_LIBS})
+add_dependencies(inferd_ops_text inferd_tokenizers_ffi_build inferd_sentencepiece_shim)
 if(TARGET inferd)
   target_link_libraries(inferd PRIVATE inferd_ops_text)
 endif()

@@ -21,12 +21,15 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 // Expected ids below are Python's: Tokenizer.from_file(f).encode(text[, add_special_tokens])
-// with tokenizers 0.23.2 (enable_truncation / enable_padding where the test says so).
+// with tokenizers 0.23.2 (enable_truncation / enable_padding where the test says so), and
+// SentencePieceProcessor(model_file=f).encode(text[, add_bos=, add_eos=]) with sentencepiece
+// 0.2.3 for the .model files.
 class TokenizeOpTest : public ::testing::Test {
  protected:
   TokenizeOpTest() {
     RegisterTextOps(registry_);
-    for (const char* name : {"wordpiece.json", "wordpiece_padded.json"}) {
+    for (const char* name :
+         {"wordpiece.json", "wordpiece_padded.json", "spm_unigram.model", "spm_bpe.model"}) {
       std::filesystem::copy_file(std::filesystem::path(INFERD_TOKENIZER_TEST_DATA) / name,
                                  dir_.path() / name);
     }
@@ -203,6 +206,81 @@ TEST_F(TokenizeOpTest, AFileThatIsNotATokenizerIsRefusedAtLoad) {
   absl::StatusOr<std::unique_ptr<PipelineOp>> op = Make("{tokenizer: broken.json, max_length: 8}");
   ASSERT_FALSE(op.ok());
   EXPECT_THAT(op.status().message(), HasSubstr("params.tokenizer: cannot load"));
+}
+
+TEST_F(TokenizeOpTest, SentencePieceUnigramIdsMatchPythonPaddedWithTheModelsPadPiece) {
+  auto op = MakeOk("{tokenizer: spm_unigram.model, max_length: 10}");
+  ASSERT_NE(op, nullptr);
+  auto out = Run(*op, {"hello world", "", "caf\u00e9 cr\u00e8me"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // The model's pad piece is 3; Python adds no BOS/EOS unless asked.
+  EXPECT_THAT(Row((*out)[0], 0), ElementsAre(35, 33, 32, 16, 59, 8, 18, 3, 3, 3));
+  EXPECT_THAT(Row((*out)[1], 0), ElementsAre(1, 1, 1, 1, 1, 1, 1, 0, 0, 0));
+  EXPECT_THAT(Row((*out)[2], 0), ElementsAre(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+  EXPECT_THAT(Row((*out)[0], 1), ElementsAre(3, 3, 3, 3, 3, 3, 3, 3, 3, 3));
+  EXPECT_THAT(Row((*out)[1], 1), ElementsAre(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+  EXPECT_THAT(Row((*out)[0], 2), ElementsAre(34, 5, 48, 11, 34, 6, 53, 20, 7, 3));
+}
+
+TEST_F(TokenizeOpTest, SentencePieceTruncationKeepsBosAndEos) {
+  auto op = MakeOk("{tokenizer: spm_unigram.model, max_length: 5, add_bos: true, add_eos: true}");
+  ASSERT_NE(op, nullptr);
+  auto out = Run(*op, {"hello world", ""});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(Row((*out)[0], 0), ElementsAre(1, 35, 33, 32, 2));
+  EXPECT_THAT(Row((*out)[0], 1), ElementsAre(1, 2, 3, 3, 3));
+  EXPECT_THAT(Row((*out)[1], 1), ElementsAre(1, 1, 0, 0, 0));
+}
+
+TEST_F(TokenizeOpTest, SentencePieceBpeWithEosAndDefaultPadIdZero) {
+  auto op = MakeOk("{tokenizer: spm_bpe.model, max_length: 12, add_eos: true, datatype: INT32}");
+  ASSERT_NE(op, nullptr);
+  auto out = Run(*op, {"the lazy dog"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const int32_t* ids = (*out)[0].data_as<int32_t>();
+  EXPECT_THAT(std::vector<int32_t>(ids, ids + 12),
+              ElementsAre(6, 28, 34, 33, 52, 49, 17, 32, 54, 1, 0, 0));
+}
+
+TEST_F(TokenizeOpTest, SentencePieceInvalidUtf8NamesElementAndByte) {
+  auto op = MakeOk("{tokenizer: spm_unigram.model, max_length: 8}");
+  ASSERT_NE(op, nullptr);
+  auto out = Run(*op, {"fine", std::string("ab\xff", 3)});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("element 1: not UTF-8 (byte 2)"));
+}
+
+TEST_F(TokenizeOpTest, SentencePieceParamsAreCheckedAgainstTheModel) {
+  struct Case {
+    std::string params, expected;
+  };
+  const std::vector<Case> cases = {
+      {"{tokenizer: spm_bpe.model, max_length: 8, add_bos: true}",
+       "params.add_bos: the model has no BOS piece"},
+      {"{tokenizer: spm_unigram.model, max_length: 8, add_special_tokens: true}",
+       "params.add_special_tokens: is for a tokenizer.json"},
+      {"{tokenizer: wordpiece.json, max_length: 8, add_eos: true}",
+       "params.add_eos: is for a SentencePiece .model"},
+      {"{tokenizer: spm_unigram.model, max_length: 2, add_bos: true, add_eos: true}",
+       "params.max_length: max_length 2 leaves no room"},
+      {"{tokenizer: spm_unigram.model, max_length: 8, add_bos: 3}", "params.add_bos"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::unique_ptr<PipelineOp>> op = Make(c.params);
+    ASSERT_FALSE(op.ok()) << c.params;
+    EXPECT_THAT(op.status().message(), HasSubstr(c.expected)) << c.params;
+  }
+}
+
+TEST_F(TokenizeOpTest, ABrokenSentencePieceModelIsRefusedAtLoadNamingTheFile) {
+  std::ofstream(dir_.path() / "broken.model") << "not a SentencePiece model";
+  absl::StatusOr<std::unique_ptr<PipelineOp>> op = Make("{tokenizer: broken.model, max_length: 8}");
+  ASSERT_FALSE(op.ok());
+  EXPECT_EQ(op.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(op.status().message(),
+              HasSubstr("params.tokenizer: cannot load SentencePiece model"));
+  EXPECT_THAT(op.status().message(), HasSubstr("broken.model"));
 }
 
 }  // namespace
