@@ -11,11 +11,14 @@ Servers:
                       same model without pre- and post-processing, what the pipeline adds to
     python server     bench/pipelines_python_server.py: Flask + PIL + torchvision +
                       tokenizers + torch.jit, the same answers
-Triton's ensemble (Python-backend pre/post-processing) is not driven by this script yet:
-the report says so under "not run".
+    triton ensemble   bench/pipelines_triton.py: Triton 2.51's ensemble scheduler over
+                      Python-backend pre-processing, the step model (Python backend, torch.jit)
+                      and Python-backend post-processing; KServe v2 binary body with the raw
+                      input as BYTES. Needs `bench/peers/setup triton`; without it the report
+                      says why under "not run".
 
 Every client count of every workload is run against every server in each round; servers
-start afresh each round, in alternating order (inferd first in even rounds); the report
+start afresh each round, in rotating order (inferd first in round 0); the report
 gives medians over rounds with the spread (min..max). wrk drives every server with one
 thread and a static body (bench/predict.lua). Results go to a new file
 bench/results/<date>-pipelines[-N].{json,md}; an existing file is never overwritten.
@@ -43,6 +46,7 @@ import requests
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
+import pipelines_triton  # noqa: E402
 import result_file  # noqa: E402
 import servers  # noqa: E402
 
@@ -60,6 +64,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--models", default=str(ROOT / "build" / "demo-models"))
     p.add_argument("--pipelines", default=str(ROOT / "build" / "demo-pipelines"))
     p.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    p.add_argument("--triton", default=str(ROOT / "build" / "peers" / "triton"),
+                   help="bench/peers/setup triton's folder ('' to leave Triton out)")
     p.add_argument("--workloads", default="image,text")
     p.add_argument("--clients", default="1,8,64")
     p.add_argument("--rounds", type=int, default=3)
@@ -110,6 +116,9 @@ def make_bodies(args: argparse.Namespace, work: Path) -> Dict[str, dict]:
             transforms.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225]),
         ])(Image.open(io.BytesIO(jpeg)).convert("RGB")).unsqueeze(0).numpy()
         add("image/pipeline", jpeg, "image/jpeg", "/predict?model=resnet18_top5")
+        data, length = pipelines_triton.request_body("image", jpeg)
+        add("image/triton", data, "application/octet-stream",
+            "/v2/models/resnet18_top5/infer", length)
         data, length = kserve_binary("image", pixels, "FP32", "logits")
         add("image/tensors", data, "application/octet-stream", "/v2/models/resnet18/infer",
             length)
@@ -123,6 +132,9 @@ def make_bodies(args: argparse.Namespace, work: Path) -> Dict[str, dict]:
         ids = np.array([tokenizer.encode(SENTENCE).ids], dtype=np.int64)
         add("text/pipeline", json.dumps({"input": SENTENCE}).encode(), "application/json",
             "/predict?model=text_classifier_pipeline")
+        data, length = pipelines_triton.request_body("text", SENTENCE.encode())
+        add("text/triton", data, "application/octet-stream",
+            "/v2/models/text_classifier_pipeline/infer", length)
         data, length = kserve_binary("token_ids", ids, "INT64", "logits")
         add("text/tensors", data, "application/octet-stream", "/v2/models/text_classifier/infer",
             length)
@@ -161,6 +173,16 @@ def start_python(args: argparse.Namespace, log: Path) -> servers.Server:
     # means it is ready.
     wait(lambda: requests.get(f"{server.base_url}/healthz", timeout=2).status_code == 404,
          server, 120)
+    return server
+
+
+def start_triton(args: argparse.Namespace, repo: Path, log: Path) -> servers.Server:
+    port = servers.free_port()
+    command = pipelines_triton.command(Path(args.triton), repo, port, servers.free_port())
+    server = servers.start(servers.Server("triton", PIPELINES["image"], port, command, str(log)))
+    names = [PIPELINES[w] for w in args.workloads.split(",")]
+    wait(lambda: all(requests.get(f"{server.base_url}/v2/models/{m}/ready", timeout=2).ok
+                     for m in names), server, 180)
     return server
 
 
@@ -231,7 +253,8 @@ def summarise(runs: List[dict]) -> dict:
 
 LABELS = {"pipeline": "inferd pipeline (raw input, /predict)",
           "tensors": "inferd tensors (step model alone, KServe binary)",
-          "python": "Python server (Flask + PIL/torchvision/tokenizers + torch.jit)"}
+          "python": "Python server (Flask + PIL/torchvision/tokenizers + torch.jit)",
+          "triton": "Triton 2.51 ensemble (Python-backend pre/post-processing and model)"}
 
 
 def markdown(report: dict) -> str:
@@ -242,11 +265,19 @@ def markdown(report: dict) -> str:
               f"- {report['rounds']} rounds, {report['duration_s']} s timed wrk run per cell "
               f"after {report['warmup_s']} s of warm-up; medians over rounds, spread = min..max "
               "req/s over rounds",
-              "- not run: Triton 2.51 ensemble with Python-backend pre/post-processing "
-              "(this script does not drive it yet)", ""]
+              ]
+    if report.get("triton_not_run"):
+        lines.append("- not run: Triton 2.51 ensemble with Python-backend pre/post-processing: "
+                     + report["triton_not_run"])
+    else:
+        lines.append("- Triton 2.51 ensemble: the pre-processing model has one instance per "
+                     "core, the step model one with dynamic batching, post-processing one")
+    lines.append("")
     for check in report["answer_checks"]:
+        others = ", ".join(f"{kind} '{check.get(kind)}'" for kind in ("python", "triton")
+                           if kind in check)
         lines.append(f"- answer check, {check['workload']}: inferd top-1 "
-                     f"'{check['inferd']}', Python server top-1 '{check['python']}' — "
+                     f"'{check['inferd']}'; {others} — "
                      f"{'same' if check['same'] else 'DIFFERENT'}")
     lines.append("")
     for workload in report["workloads"]:
@@ -255,7 +286,7 @@ def markdown(report: dict) -> str:
                   "| ÷ Python server |", "|---:|---|---:|---|---:|---:|---:|---:|"]
         for c in report["clients"]:
             python = report["cells"].get(f"{workload}|python|{c}")
-            for label in ("pipeline", "tensors", "python"):
+            for label in ("pipeline", "tensors", "python", "triton"):
                 cell = report["cells"].get(f"{workload}|{label}|{c}")
                 if not cell:
                     continue
@@ -291,8 +322,16 @@ def targets(report: dict, workload: str) -> List[str]:
                      f"latency on pre-made tensors: {verdict(overhead <= 10)} (p50 "
                      f"{pipeline['p50_ms']:.2f} ms through the pipeline vs "
                      f"{tensors['p50_ms']:.2f} ms, {overhead:+.1f} %).")
-    lines.append("- ≥ 2× Triton's ensemble (Python-backend pre/post-processing): not measured by "
-                 "this run.")
+    for c in report["clients"]:
+        pipeline = cells.get(f"{workload}|pipeline|{c}")
+        triton = cells.get(f"{workload}|triton|{c}")
+        if pipeline and triton and triton["qps"]:
+            ratio = pipeline["qps"] / triton["qps"]
+            lines.append(f"- {workload}, {c} client(s): ≥ 2× Triton's ensemble's req/s "
+                         f"(Python-backend steps): {verdict(ratio >= 2)} ({ratio:.2f}×).")
+    if report.get("triton_not_run"):
+        lines.append("- ≥ 2× Triton's ensemble (Python-backend pre/post-processing): not "
+                     "measured by this run.")
     return lines
 
 
@@ -309,6 +348,8 @@ def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     workloads = args.workloads.split(",")
     clients = [int(c) for c in args.clients.split(",")]
+    triton_not_run = (pipelines_triton.unavailable(Path(args.triton)) if args.triton
+                      else "left out (--triton '')")
     load_before = result_file.load()
     cells: Dict[str, list] = {}
     commands: List[str] = []
@@ -317,12 +358,21 @@ def main(argv=None) -> int:
         work = Path(tmp)
         bodies = make_bodies(args, work)
         repo = repository(args, work)
+        kinds = ["inferd", "python"]
+        if not triton_not_run:
+            kinds.append("triton")
+            triton_repo = pipelines_triton.make_repository(
+                work, Path(args.models), Path(args.pipelines), workloads)
         for round_index in range(args.rounds):
-            order = ["inferd", "python"] if round_index % 2 == 0 else ["python", "inferd"]
-            for kind in order:
+            shift = round_index % len(kinds)
+            for kind in kinds[shift:] + kinds[:shift]:
                 log = work / f"{kind}-{round_index}.log"
-                server = (start_inferd(args, repo, log) if kind == "inferd"
-                          else start_python(args, log))
+                if kind == "inferd":
+                    server = start_inferd(args, repo, log)
+                elif kind == "python":
+                    server = start_python(args, log)
+                else:
+                    server = start_triton(args, triton_repo, log)
                 try:
                     round_commands = commands if round_index == 0 else []
                     if kind == "inferd":
@@ -335,7 +385,7 @@ def main(argv=None) -> int:
                             for w in workloads:
                                 checks.append({"workload": w, "inferd": post(
                                     server, bodies[f"{w}/pipeline"]).json().get("label")})
-                    else:
+                    elif kind == "python":
                         round_commands.append(shlex.join(server.command))
                         measure(server, "python", [f"{w}/pipeline" for w in workloads], bodies,
                                 clients, args, cells, round_commands)
@@ -343,18 +393,29 @@ def main(argv=None) -> int:
                             for w in workloads:
                                 checks.append({"workload": w, "python": post(
                                     server, bodies[f"{w}/pipeline"]).json().get("label")})
+                    else:
+                        round_commands.append(shlex.join(server.command))
+                        measure(server, "triton", [f"{w}/triton" for w in workloads], bodies,
+                                clients, args, cells, round_commands)
+                        if round_index == 0:
+                            for w in workloads:
+                                checks.append({"workload": w, "triton": pipelines_triton.top_label(
+                                    post(server, bodies[f"{w}/triton"]).json())})
                 finally:
                     servers.stop(server)
     merged = {}
     for check in checks:
         merged.setdefault(check["workload"], {"workload": check["workload"]}).update(check)
-    answer_checks = [dict(c, same=c.get("inferd") == c.get("python")) for c in merged.values()]
+    answer_checks = [dict(c, same=all(c.get(kind) == c.get("inferd")
+                                       for kind in ("python", "triton") if kind in c))
+                     for c in merged.values()]
     command = "bench/pipelines_bench.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     report = {
         "meta": result_file.meta([args.inferd_binary], command, load_before, result_file.load()),
         "machine": f"{os.cpu_count()} CPUs, {_cpu_model()}",
         "rounds": args.rounds, "duration_s": args.duration, "warmup_s": args.warmup,
         "workloads": workloads, "clients": clients, "answer_checks": answer_checks,
+        "triton_not_run": triton_not_run,
         "cells": {key: summarise(runs) for key, runs in cells.items()},
         "runs": cells, "commands": commands,
     }
