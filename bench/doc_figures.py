@@ -1,0 +1,178 @@
+"""Checks the benchmark figures that README.md and docs/ quote in prose, outside the tables
+bench/headline.py generates, against the result files they come from.
+
+    .venv/bin/python bench/doc_figures.py           # list every figure and its source
+    .venv/bin/python bench/doc_figures.py --check   # exit 1 if a document says otherwise
+
+Each entry of FIGURES is a sentence fragment as the document states it, with `{...}` where
+a figure stands, the result file the figures come from, and the function that computes them
+from that file. The check formats the computed figures with the rounding the fragment
+shows and looks for the fragment in the document (line breaks count as spaces). A
+fragment that is not found fails the check with the text the document should hold: a
+figure typed by hand cannot drift from its result file, and a new figure in prose needs an
+entry here (or belongs in a generated table).
+
+A source "git:<commit>:<path>" is a result file as that commit kept it (a run whose file
+was later replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+
+
+class Figure(NamedTuple):
+    document: str     # relative to the repository root
+    fragment: str     # the document's words, with format fields where the figures stand
+    source: str       # a file under bench/results, or git:<commit>:<path>
+    values: Callable[[dict], Tuple]  # the figures, in the order of the format fields
+    keys: str         # where in the source they come from, for the reader of this list
+
+
+def _load(source: str) -> dict:
+    if source.startswith("git:"):
+        _, commit, path = source.split(":", 2)
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"],
+                              capture_output=True, text=True, check=True).stdout
+        return json.loads(text)
+    return json.loads((RESULTS / source).read_text())
+
+
+def _inferd_over(run: dict, model: str, peer: str = "triton") -> Dict[Tuple[str, int], Tuple]:
+    """inferd's (demo config) throughput over `peer`'s per (client, concurrency), with both
+    medians: {(client, concurrency): (ratio, inferd req/s, peer req/s)}."""
+    by = {(c["model"], c["client"], c["concurrency"], c["peer"]): c.get("summary")
+          for c in run["cells"]}
+    out = {}
+    for (m, client, concurrency, who), mine in by.items():
+        theirs = by.get((m, client, concurrency, peer))
+        if m == model and who == "inferd" and mine and theirs:
+            out[(client, concurrency)] = (mine["qps"] / theirs["qps"], mine["qps"],
+                                          theirs["qps"])
+    return out
+
+
+def _range(run: dict, model: str) -> Tuple[float, float]:
+    ratios = [r for r, _, _ in _inferd_over(run, model).values()]
+    return min(ratios), max(ratios)
+
+
+def _closest(run: dict, model: str) -> Tuple[float, float]:
+    """inferd's and Triton's req/s in the cell where inferd's lead is smallest."""
+    _, mine, theirs = min(_inferd_over(run, model).values())
+    return mine, theirs
+
+
+def _cell(run: dict, model: str, client: str, concurrency: int) -> Tuple:
+    return _inferd_over(run, model)[(client, concurrency)]
+
+
+def _ab(run: dict, key: str) -> Tuple[float, float]:
+    return run["medians"]["baseline"][key], run["medians"]["candidate"][key]
+
+
+PEERS = "peers.json"
+TRITON3 = "peers-vs-triton.json"
+XEON = "2026-12-04-peers-vs-triton-xeon.json"
+XEON_EARLIER = "git:df3ea7e:bench/results/peers.json"
+GRPC_AA = "2026-12-04-2026-12-04-grpc-a-a-xeon.json"
+ACCESS_LOG = "2026-12-04-2026-12-04-grpc-batched-access-log.json"
+RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
+
+FIGURES: List[Figure] = [
+    Figure("README.md", "inferd serves the small model at {:.2g}-{:.2g}× Triton's (Python "
+           "backend) rate", PEERS, lambda r: _range(r, "mlp_scorer"), f"mlp_scorer: {RATIO}"),
+    Figure("README.md", "and resnet18 at {:.2f}-{:.2f}×;", PEERS,
+           lambda r: _range(r, "resnet18"), f"resnet18: {RATIO}"),
+    Figure("README.md", "on text_classifier it is at {:.2f}-{:.2f}×, behind Triton", PEERS,
+           lambda r: _range(r, "text_classifier"), f"text_classifier: {RATIO}"),
+    Figure("README.md", "inferd is at {:.2f}-{:.2f}× on resnet18 and {:.2f}-{:.2f}× on "
+           "text_classifier, behind only over wrk at 8 clients ({:.2f}×; missed)", TRITON3,
+           lambda r: (*_range(r, "resnet18"), *_range(r, "text_classifier"),
+                      _cell(r, "text_classifier", "wrk-json", 8)[0]),
+           f"resnet18, text_classifier: {RATIO}; then text_classifier wrk-json c=8"),
+    Figure("README.md", "put inferd ahead in every cell: {:.2f}-{:.2f}× on resnet18, "
+           "{:.2f}-{:.2f}× on text_classifier", XEON,
+           lambda r: (*_range(r, "resnet18"), *_range(r, "text_classifier")),
+           f"resnet18, text_classifier: {RATIO}"),
+    Figure("docs/benchmarks.md", "{:.2g}-{:.2g}× on mlp_scorer, {:.2f}-{:.2f}× on resnet18 "
+           "(behind only with perf_analyzer at one client) and {:.2f}-{:.2f}× on "
+           "text_classifier", PEERS,
+           lambda r: (*_range(r, "mlp_scorer"), *_range(r, "resnet18"),
+                      *_range(r, "text_classifier")), f"each model: {RATIO}"),
+    Figure("docs/benchmarks.md", "the day before, on a Xeon, resnet18 was {:.2f}-{:.2f}× and "
+           "text_classifier {:.2f}-{:.2f}×", XEON_EARLIER,
+           lambda r: (*_range(r, "resnet18"), *_range(r, "text_classifier")),
+           f"resnet18, text_classifier: {RATIO}"),
+    Figure("docs/benchmarks.md", "resnet18 {:.2f}-{:.2f}× (every client and concurrency), "
+           "text_classifier {:.2f}-{:.2f}×, behind only over wrk at 8 clients ({:.1f} against "
+           "{:.1f} req/s; missed)", TRITON3,
+           lambda r: (*_range(r, "resnet18"), *_range(r, "text_classifier"),
+                      *_cell(r, "text_classifier", "wrk-json", 8)[1:]),
+           f"resnet18, text_classifier: {RATIO}; then text_classifier wrk-json c=8 "
+           "inferd and triton summary.qps"),
+    Figure("docs/benchmarks.md", "inferd ahead in every cell, resnet18 {:.2f}-{:.2f}× "
+           "(closest: perf_analyzer gRPC at 8 clients, {:.1f} against {:.1f} req/s), "
+           "text_classifier {:.2f}-{:.2f}× (closest: gRPC at 64, {:.1f} against {:.1f})", XEON,
+           lambda r: (*_range(r, "resnet18"), *_closest(r, "resnet18"),
+                      *_range(r, "text_classifier"), *_closest(r, "text_classifier")),
+           f"{RATIO}; closest: inferd and triton summary.qps of the cell with the lowest ratio"),
+    Figure("docs/benchmarks.md", "ModelInfer minus an empty RPC {:.0f} and {:.0f} µs, binary "
+           "HTTP p50 {:.0f} and {:.0f} µs", GRPC_AA,
+           lambda r: (*_ab(r, "grpc_added_us"), *_ab(r, "http_p50_us")),
+           "medians.{baseline,candidate}.grpc_added_us, .http_p50_us"),
+    Figure("docs/benchmarks.md", "ModelInfer {:.0f} -> {:.0f} µs, the empty RPC {:.0f} -> "
+           "{:.0f} µs, so ModelInfer minus the empty RPC stays at {:.0f} -> {:.0f} µs (target "
+           "≤ 100: missed); server CPU per call {:.0f} -> {:.0f} µs", ACCESS_LOG,
+           lambda r: (*_ab(r, "grpc_p50_us"), *_ab(r, "grpc_empty_p50_us"),
+                      *_ab(r, "grpc_added_us"), *_ab(r, "grpc_cpu_us")),
+           "medians.{baseline,candidate}.grpc_p50_us, .grpc_empty_p50_us, .grpc_added_us, "
+           ".grpc_cpu_us"),
+]
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def expected(figure: Figure) -> str:
+    return figure.fragment.format(*figure.values(_load(figure.source)))
+
+
+def mismatches() -> List[str]:
+    out = []
+    for figure in FIGURES:
+        want = expected(figure)
+        if _flat(want) not in _flat((ROOT / figure.document).read_text()):
+            out.append(f"{figure.document}: should say \"{want}\" ({figure.source}: "
+                       f"{figure.keys})")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when a document's figure differs from its result file")
+    args = parser.parse_args()
+    if not args.check:
+        for figure in FIGURES:
+            print(f"{figure.document}: \"{expected(figure)}\"\n    from {figure.source}: "
+                  f"{figure.keys}")
+        return 0
+    wrong = mismatches()
+    for line in wrong:
+        print(line, file=sys.stderr)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
