@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from statistics import median
 from typing import Callable, Dict, List, NamedTuple, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,12 +81,45 @@ def _ab(run: dict, key: str) -> Tuple[float, float]:
     return run["medians"]["baseline"][key], run["medians"]["candidate"][key]
 
 
+def _batching_kqps(run: dict, model: str, concurrency: int, *variants: str) -> Tuple:
+    """Thousands of requests/s of each inferd variant, as bench/batching_report.py shows them."""
+    import batching_report
+
+    by = {(c["model"], c["concurrency"], c["variant"]): c for c in run["cells"]
+          if c["kind"] == "inferd"}
+    return tuple(batching_report.summarise(by[(model, concurrency, v)])["qps"] / 1000
+                 for v in variants)
+
+
+def _busy_poll(run: dict) -> Tuple[float, ...]:
+    """Engine p50, then binary HTTP p50 (median of the rounds) and its excess over the engine
+    with the 100 us busy poll and without it."""
+    def p50(setting: str) -> float:
+        return median(p["p50_us"] for p in run["results"][setting]["probe"]
+                      if p["transport"] == "http-binary")
+    engine = run["engine_p50_us"]
+    return engine, p50("100"), p50("100") - engine, p50("0"), p50("0") - engine
+
+
+def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
+    """Shared memory's requests/s over `transport` without it, at 1 and 8 clients, on the
+    cheap model with a 1 MiB input (wide_mean)."""
+    m = run["medians"]
+    return tuple(m[f"wide_mean/{c}/{transport}/system"]["qps"]
+                 / m[f"wide_mean/{c}/{transport}/none"]["qps"] for c in (1, 8))
+
+
 PEERS = "peers.json"
 TRITON3 = "peers-vs-triton.json"
 XEON = "2026-12-04-peers-vs-triton-xeon.json"
 XEON_EARLIER = "git:df3ea7e:bench/results/peers.json"
 GRPC_AA = "2026-12-04-2026-12-04-grpc-a-a-xeon.json"
 ACCESS_LOG = "2026-12-04-2026-12-04-grpc-batched-access-log.json"
+STRETCHED = "2026-12-03-grpc-stretched-poll.json"
+BUSY_POLL = "2026-11-30-busy-poll.json"
+SHM = "2026-12-02-shared-memory.json"
+MLP3 = "2026-11-30-batching-mlp-session3.json"
+ONE_THREAD = "cells[mlp_scorer, 64, autotune-1t] and [.., autotune]: median qps (batching_report.summarise) / 1000"
 RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
 
 FIGURES: List[Figure] = [
@@ -137,6 +171,33 @@ FIGURES: List[Figure] = [
                       *_ab(r, "grpc_added_us"), *_ab(r, "grpc_cpu_us")),
            "medians.{baseline,candidate}.grpc_p50_us, .grpc_empty_p50_us, .grpc_added_us, "
            ".grpc_cpu_us"),
+    Figure("docs/configuration.md", "auto-tuned mlp_scorer served {:.1f}k instead of {:.1f}k "
+           "req/s at 64 clients", MLP3,
+           lambda r: _batching_kqps(r, "mlp_scorer", 64, "autotune-1t", "autotune"), ONE_THREAD),
+    Figure("docs/scheduling.md", "({:.1f}k against {:.1f}k req/s at 64 clients)", MLP3,
+           lambda r: _batching_kqps(r, "mlp_scorer", 64, "autotune-1t", "autotune"), ONE_THREAD),
+    Figure("docs/scheduling.md", "binary-HTTP round trip from {3:.0f} µs to {1:.0f} µs",
+           BUSY_POLL, _busy_poll,
+           "results[0 and 100].probe[http-binary].p50_us, median of the rounds"),
+    Figure("docs/protocols.md", "engine p50 {:.0f} µs): binary HTTP p50 {:.0f} µs, **+{:.0f} "
+           "µs** ({:.0f} µs, +{:.0f}, with `--busy-poll-us 0`)", BUSY_POLL, _busy_poll,
+           "engine_p50_us; results[100 and 0].probe[http-binary].p50_us (median of the "
+           "rounds) and minus the engine"),
+    Figure("docs/scheduling.md", "ModelInfer at one client from {:.0f} to {:.0f} µs over an "
+           "empty RPC (the model's queue wait from {:.0f} to {:.0f} µs, its forward pass on "
+           "warm caches from {:.0f} to {:.0f} µs)", STRETCHED,
+           lambda r: (*_ab(r, "grpc_added_us"), *_ab(r, "grpc_queue_us"),
+                      *_ab(r, "grpc_compute_us")),
+           "medians.{baseline,candidate}.grpc_added_us, .grpc_queue_us, .grpc_compute_us"),
+    Figure("docs/protocols.md", "ModelInfer takes {1:.0f} µs more than an empty RPC against "
+           "{0:.0f} before, on a 2-core machine where the model's own forward pass takes "
+           "{3:.0f} µs of them", STRETCHED,
+           lambda r: (*_ab(r, "grpc_added_us"), *_ab(r, "grpc_compute_us")),
+           "medians.{baseline,candidate}.grpc_added_us, medians.candidate.grpc_compute_us"),
+    Figure("docs/http-api.md", "{:.0f}–{:.0f}× the requests per second of binary HTTP and "
+           "{:.1f}–{:.1f}× gRPC's at 1 and 8 clients", SHM,
+           lambda r: (*_shm_over(r, "http"), *_shm_over(r, "grpc")),
+           "medians[wide_mean/{1,8}/{http,grpc}/system].qps / [.../none].qps"),
 ]
 
 
