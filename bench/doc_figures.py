@@ -101,6 +101,13 @@ def _busy_poll(run: dict) -> Tuple[float, ...]:
     return engine, p50("100"), p50("100") - engine, p50("0"), p50("0") - engine
 
 
+def _opt(run: dict, model: str, variant: str, engine: str, key: str) -> float:
+    """One measure of one variant in bench/optimization_bench.py's results."""
+    [row] = [r for r in run["results"]
+             if (r["model"], r["variant"], r["engine"]) == (model, variant, engine)]
+    return row[key]
+
+
 def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
     """Shared memory's requests/s over `transport` without it, at 1 and 8 clients, on the
     cheap model with a 1 MiB input (wide_mean)."""
@@ -119,6 +126,7 @@ STRETCHED = "2026-12-03-grpc-stretched-poll.json"
 BUSY_POLL = "2026-11-30-busy-poll.json"
 SHM = "2026-12-02-shared-memory.json"
 MLP3 = "2026-11-30-batching-mlp-session3.json"
+OPT = "optimization.json"
 ONE_THREAD = "cells[mlp_scorer, 64, autotune-1t] and [.., autotune]: median qps (batching_report.summarise) / 1000"
 RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
 
@@ -198,6 +206,57 @@ FIGURES: List[Figure] = [
            "{:.1f}–{:.1f}× gRPC's at 1 and 8 clients", SHM,
            lambda r: (*_shm_over(r, "http"), *_shm_over(r, "grpc")),
            "medians[wide_mean/{1,8}/{http,grpc}/system].qps / [.../none].qps"),
+    Figure("docs/onnx.md", "resnet18 {:.1f} against {:.1f} ms p50 at batch 1 ({:.2f}×) and "
+           "{:.0f} against {:.0f} img/s at batch 32; text_classifier {:.1f} against {:.1f} ms at "
+           "batch 1 ({:.1f}×), equal at batch 32 ({:.0f} against {:.0f} items/s)", OPT,
+           lambda r: (_opt(r, "resnet18", "fp32", "onnx", "p50_ms_batch1"),
+                      _opt(r, "resnet18", "fp32", "torch", "p50_ms_batch1"),
+                      _opt(r, "resnet18", "fp32", "torch", "p50_ms_batch1")
+                      / _opt(r, "resnet18", "fp32", "onnx", "p50_ms_batch1"),
+                      _opt(r, "resnet18", "fp32", "onnx", "items_per_s_batch32"),
+                      _opt(r, "resnet18", "fp32", "torch", "items_per_s_batch32"),
+                      _opt(r, "text_classifier", "fp32", "onnx", "p50_ms_batch1"),
+                      _opt(r, "text_classifier", "fp32", "torch", "p50_ms_batch1"),
+                      _opt(r, "text_classifier", "fp32", "torch", "p50_ms_batch1")
+                      / _opt(r, "text_classifier", "fp32", "onnx", "p50_ms_batch1"),
+                      _opt(r, "text_classifier", "fp32", "onnx", "items_per_s_batch32"),
+                      _opt(r, "text_classifier", "fp32", "torch", "items_per_s_batch32")),
+           "results[model, fp32, onnx|torch].p50_ms_batch1, .items_per_s_batch32"),
+    Figure("docs/onnx.md", "(digits {:.0f} → {:.0f} kB, mlp_scorer {:.2f} MB → {:.0f} kB); "
+           "the ONNX transformer {:.1f} → {:.1f} MB (its embedding is quantized too), the "
+           "TorchScript one only {:.0f} → {:.0f} MB", OPT,
+           lambda r: (_opt(r, "digits", "fp32", "torch", "file_bytes") / 1e3,
+                      _opt(r, "digits", "int8", "torch", "file_bytes") / 1e3,
+                      _opt(r, "mlp_scorer", "fp32", "torch", "file_bytes") / 1e6,
+                      _opt(r, "mlp_scorer", "int8", "torch", "file_bytes") / 1e3,
+                      _opt(r, "text_classifier", "fp32", "onnx", "file_bytes") / 1e6,
+                      _opt(r, "text_classifier", "int8", "onnx", "file_bytes") / 1e6,
+                      _opt(r, "text_classifier", "fp32", "torch", "file_bytes") / 1e6,
+                      _opt(r, "text_classifier", "int8", "torch", "file_bytes") / 1e6),
+           "results[model, fp32|int8, torch|onnx].file_bytes / 1e3 or 1e6"),
+    Figure("docs/onnx.md", "none lost on digits ({:.4f} on both engines)", OPT,
+           lambda r: (_opt(r, "digits", "int8", "torch", "accuracy"),),
+           "results[digits, int8, torch].accuracy"),
+    Figure("docs/onnx.md", "faster at batch 1 ({:.1f} → {:.1f} ms) and at batch 32 ({:.0f} → "
+           "{:.0f} items/s); ONNX Runtime's is faster at batch 32 ({:.0f} → {:.0f} items/s) but "
+           "slower at batch 1 ({:.1f} → {:.1f} ms)", OPT,
+           lambda r: tuple(_opt(r, "text_classifier", v, e, k) for e, k in
+                           [("torch", "p50_ms_batch1"), ("torch", "items_per_s_batch32"),
+                            ("onnx", "items_per_s_batch32"), ("onnx", "p50_ms_batch1")]
+                           for v in ("fp32", "int8")),
+           "results[text_classifier, fp32 and int8, torch|onnx].p50_ms_batch1, "
+           ".items_per_s_batch32"),
+    Figure("docs/onnx.md", "({:.4f} → {:.4f} TorchScript, {:.4f} ONNX: the student", OPT,
+           lambda r: (_opt(r, "digits", "fp32", "torch", "accuracy"),
+                      _opt(r, "digits", "distilled", "torch", "accuracy"),
+                      _opt(r, "digits", "distilled", "onnx", "accuracy")),
+           "results[digits, fp32|distilled, torch|onnx].accuracy"),
+    Figure("docs/onnx.md", "pruning half the hidden units and fine-tuning cost {:.1f} points "
+           "({:.4f})", OPT,
+           lambda r: ((_opt(r, "digits", "fp32", "torch", "accuracy")
+                       - _opt(r, "digits", "pruned", "torch", "accuracy")) * 100,
+                      _opt(r, "digits", "pruned", "torch", "accuracy")),
+           "results[digits, fp32 - pruned, torch].accuracy x 100; results[digits, pruned].accuracy"),
 ]
 
 
