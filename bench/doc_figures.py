@@ -108,6 +108,16 @@ def _opt(run: dict, model: str, variant: str, engine: str, key: str) -> float:
     return row[key]
 
 
+def _ab_runs(run: dict, model: str, variant: str, per_request: Callable[[dict], float]) -> float:
+    """Median over the rounds of a per-request figure of one variant (bench/binary_ab.sh)."""
+    return median(per_request(r) for r in run["runs"]
+                  if (r["model"], r["variant"]) == (model, variant))
+
+
+def _compute_ms(r: dict) -> float:
+    return r["compute_infer_ns"] / r["requests"] / 1e6
+
+
 def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
     """Shared memory's requests/s over `transport` without it, at 1 and 8 clients, on the
     cheap model with a 1 MiB input (wide_mean)."""
@@ -127,6 +137,7 @@ BUSY_POLL = "2026-11-30-busy-poll.json"
 SHM = "2026-12-02-shared-memory.json"
 MLP3 = "2026-11-30-batching-mlp-session3.json"
 OPT = "optimization.json"
+TEAMS = "2026-12-03-openmp-teams.json"
 ONE_THREAD = "cells[mlp_scorer, 64, autotune-1t] and [.., autotune]: median qps (batching_report.summarise) / 1000"
 RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
 
@@ -257,6 +268,19 @@ FIGURES: List[Figure] = [
                        - _opt(r, "digits", "pruned", "torch", "accuracy")) * 100,
                       _opt(r, "digits", "pruned", "torch", "accuracy")),
            "results[digits, fp32 - pruned, torch].accuracy x 100; results[digits, pruned].accuracy"),
+    Figure("docs/hardening.md", "re-faulted ~{:,.0f} pages each, {:.1f} ms per pass against "
+           "{:.1f} ms", TEAMS,
+           lambda r: (round(_ab_runs(r, "resnet18", "before",
+                                     lambda x: x["perf"]["page-faults"] / x["requests"]), -3),
+                      _ab_runs(r, "resnet18", "before", _compute_ms),
+                      _ab_runs(r, "resnet18", "teams-released+purge-16MiB", _compute_ms)),
+           "runs[resnet18, before]: median perf.page-faults / requests (to the thousand), "
+           "median compute_infer_ns / requests; the same of teams-released+purge-16MiB"),
+    Figure("docs/configuration.md", "text_classifier's batch-1 pass went from {:.1f} to {:.1f} "
+           "ms in the server", TEAMS,
+           lambda r: (_ab_runs(r, "text_classifier", "before", _compute_ms),
+                      _ab_runs(r, "text_classifier", "teams-released", _compute_ms)),
+           "runs[text_classifier, before and teams-released]: median compute_infer_ns / requests"),
 ]
 
 
