@@ -118,6 +118,19 @@ def _compute_ms(r: dict) -> float:
     return r["compute_infer_ns"] / r["requests"] / 1e6
 
 
+def _to5(x: float) -> float:
+    """To the nearest 5, for figures the document gives as approximate (~)."""
+    return 5 * round(x / 5)
+
+
+def _grpc_probe(run: dict, setting: str, key: str) -> float:
+    return median(p[key] for p in run["results"][setting]["probe"] if p["transport"] == "grpc")
+
+
+def _fleet(run: dict, *keys: str) -> Tuple:
+    return tuple(run["summary"][k] for k in keys)
+
+
 def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
     """Shared memory's requests/s over `transport` without it, at 1 and 8 clients, on the
     cheap model with a 1 MiB input (wide_mean)."""
@@ -138,6 +151,8 @@ SHM = "2026-12-02-shared-memory.json"
 MLP3 = "2026-11-30-batching-mlp-session3.json"
 OPT = "optimization.json"
 TEAMS = "2026-12-03-openmp-teams.json"
+DEPLOY = "2026-12-01-deployment/"
+COUNTS = ("scheduled", "failed", "lost", "retried_by_nginx")
 ONE_THREAD = "cells[mlp_scorer, 64, autotune-1t] and [.., autotune]: median qps (batching_report.summarise) / 1000"
 RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
 
@@ -281,6 +296,38 @@ FIGURES: List[Figure] = [
            lambda r: (_ab_runs(r, "text_classifier", "before", _compute_ms),
                       _ab_runs(r, "text_classifier", "teams-released", _compute_ms)),
            "runs[text_classifier, before and teams-released]: median compute_infer_ns / requests"),
+    Figure("docs/observability.md", "which at one client cost ~{:.0f} µs per gRPC call",
+           ACCESS_LOG, lambda r: (round(_ab(r, "grpc_p50_us")[0] - _ab(r, "grpc_p50_us")[1], -1),),
+           "medians.baseline.grpc_p50_us - medians.candidate.grpc_p50_us, to the ten"),
+    Figure("docs/protocols.md", "gRPC p50 ~{:.0f}-{:.0f} µs, +{:.0f}-{:.0f} µs, of which an empty "
+           "RPC (ServerLive) already takes ~{:.0f} µs", BUSY_POLL,
+           lambda r: tuple(_to5(x) for x in (
+               _grpc_probe(r, "0", "p50_us"), _grpc_probe(r, "100", "p50_us"),
+               _grpc_probe(r, "0", "p50_us") - r["engine_p50_us"],
+               _grpc_probe(r, "100", "p50_us") - r["engine_p50_us"],
+               _grpc_probe(r, "0", "server_live_p50_us"))),
+           "results[0 and 100].probe[grpc].p50_us (median of the rounds), minus engine_p50_us, "
+           "and results[0].probe[grpc].server_live_p50_us; each to the nearest 5"),
+    Figure("docs/deployment.md", "{:.0f} requests/s of mlp_scorer and digits for {:.0f} s",
+           DEPLOY + "fleet-chaos.json", lambda r: _fleet(r, "rate_per_s", "duration_s"),
+           "summary.rate_per_s, .duration_s"),
+    Figure("docs/deployment.md", "{} requests scheduled, {} completed, **{} failed, {} lost**; {} "
+           "were retried by nginx on another replica; latency p50 {:.1f} ms, p99 {:.0f} ms, max "
+           "{:.0f} ms", DEPLOY + "fleet-chaos.json",
+           lambda r: _fleet(r, "scheduled", "completed", "failed", "lost", "retried_by_nginx",
+                            "p50_ms", "p99_ms", "max_ms"),
+           "summary.scheduled, .completed, .failed, .lost, .retried_by_nginx, .p50_ms, .p99_ms, "
+           ".max_ms"),
+    Figure("docs/deployment.md", "`swarm-rate10.json` | {} | {} | {} | {} | {:.0f} ms | {:.0f} ms "
+           "| {:.0f} ms |", DEPLOY + "swarm-rate10.json",
+           lambda r: _fleet(r, *COUNTS, "p50_ms", "p99_ms", "max_ms"),
+           "summary.scheduled, .failed, .lost, .retried_by_nginx, .p50_ms, .p99_ms, .max_ms"),
+    Figure("docs/deployment.md", "`swarm-rate40.json` | {} | {} | {} | {} | {:.0f} s | {:.0f} s | "
+           "{:.0f} s |", DEPLOY + "swarm-rate40.json",
+           lambda r: (*_fleet(r, *COUNTS),
+                      *(x / 1000 for x in _fleet(r, "p50_ms", "p99_ms", "max_ms"))),
+           "summary.scheduled, .failed, .lost, .retried_by_nginx, .p50_ms, .p99_ms, .max_ms "
+           "(in s)"),
 ]
 
 
