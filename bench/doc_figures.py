@@ -102,6 +102,13 @@ def _batching_over(run: dict, model: str, concurrency: int, variant: str) -> Tup
     return qps / refs[(model, concurrency, "flask")], qps / refs[(model, concurrency, "nginx")]
 
 
+def _tuned(run: dict, key: str, batch_size: int, measure: str) -> float:
+    """One row of the auto-tuner's table (batching[key].auto_tune.table)."""
+    [row] = [r for r in run["batching"][key]["auto_tune"]["table"]
+             if r["batch_size"] == batch_size]
+    return row[measure]
+
+
 def _busy_poll(run: dict) -> Tuple[float, ...]:
     """Engine p50, then binary HTTP p50 (median of the rounds) and its excess over the engine
     with the 100 us busy poll and without it."""
@@ -222,6 +229,31 @@ FIGURES: List[Figure] = [
                *_batching_over(r, "mlp_scorer", 64, "autotune-1t")),
            "cells[mlp_scorer, 64, autotune-1t] median qps over the flask and nginx cells' "
            "(batching_report.references)"),
+    Figure("docs/scheduling.md", "it picks {:.0f} for `mlp_scorer` ({:.2f} ms for 32 rows, "
+           "{:.0f}k items/s against {:.0f}k at batch 1;", "2026-11-30-batching-mlp-quiet.json",
+           lambda r: (r["batching"]["mlp_scorer/autotune"]["auto_tune"]["chosen_batch_size"],
+                      _tuned(r, "mlp_scorer/autotune", 32, "latency_ms"),
+                      _tuned(r, "mlp_scorer/autotune", 32, "items_per_s") / 1e3,
+                      _tuned(r, "mlp_scorer/autotune", 1, "items_per_s") / 1e3),
+           "batching[mlp_scorer/autotune].auto_tune: chosen_batch_size; table[32].latency_ms, "
+           ".items_per_s / 1e3; table[1].items_per_s / 1e3"),
+    Figure("docs/scheduling.md", "and {:.0f} for `resnet18` ({:.1f} ms at batch 1 and {:.1f} ms at "
+           "batch 2, {:.0f} against {:.0f} items/s; batch 4 takes {:.1f} ms and would break a "
+           "{:.0f} ms SLO;", "2026-11-30-batching-resnet-session3.json",
+           lambda r: (r["batching"]["resnet18/autotune"]["auto_tune"]["chosen_batch_size"],
+                      _tuned(r, "resnet18/autotune", 1, "latency_ms"),
+                      _tuned(r, "resnet18/autotune", 2, "latency_ms"),
+                      _tuned(r, "resnet18/autotune", 2, "items_per_s"),
+                      _tuned(r, "resnet18/autotune", 1, "items_per_s"),
+                      _tuned(r, "resnet18/autotune", 4, "latency_ms"),
+                      r["batching"]["resnet18/autotune"]["auto_tune"]["latency_slo_ms"]),
+           "batching[resnet18/autotune].auto_tune: chosen_batch_size; table[1, 2, 4].latency_ms "
+           "and items_per_s; latency_slo_ms"),
+    Figure("docs/scheduling.md", "two threads win for mlp_scorer here (batch 32: {:.2f} against "
+           "{:.2f} ms)", MLP3,
+           lambda r: (_tuned(r, "mlp_scorer/autotune", 32, "latency_ms"),
+                      _tuned(r, "mlp_scorer/autotune-1t", 32, "latency_ms")),
+           "batching[mlp_scorer/autotune and autotune-1t].auto_tune.table[32].latency_ms"),
     Figure("docs/configuration.md", "auto-tuned mlp_scorer served {:.1f}k instead of {:.1f}k "
            "req/s at 64 clients", MLP3,
            lambda r: _batching_kqps(r, "mlp_scorer", 64, "autotune-1t", "autotune"), ONE_THREAD),
