@@ -109,6 +109,17 @@ def _tuned(run: dict, key: str, batch_size: int, measure: str) -> float:
     return row[measure]
 
 
+def _widest_spread(runs: List[dict]) -> Tuple[float, str, int, str]:
+    """The largest max/min of single rounds' req/s of one (model, concurrency, variant) cell
+    across `runs`, with that cell."""
+    qps: Dict[Tuple, List[float]] = {}
+    for run in runs:
+        for cell in run["cells"]:
+            key = (cell["model"], cell["concurrency"], cell.get("variant"))
+            qps.setdefault(key, []).extend(r["qps"] for r in cell["runs"] if r.get("qps"))
+    return max((max(q) / min(q), *key) for key, q in qps.items() if q)
+
+
 def _busy_poll(run: dict) -> Tuple[float, ...]:
     """Engine p50, then binary HTTP p50 (median of the rounds) and its excess over the engine
     with the 100 us busy poll and without it."""
@@ -254,6 +265,18 @@ FIGURES: List[Figure] = [
            lambda r: (_tuned(r, "mlp_scorer/autotune", 32, "latency_ms"),
                       _tuned(r, "mlp_scorer/autotune-1t", 32, "latency_ms")),
            "batching[mlp_scorer/autotune and autotune-1t].auto_tune.table[32].latency_ms"),
+    Figure("README.md", "single runs of one cell on this machine differed by up to {:.1f}× "
+           "({}'s {} config at {} clients, across the two files;", "2026-12-02-defaults.json",
+           lambda r: (lambda spread, model, c, variant: (spread, model, variant, c))(
+               *_widest_spread([r, _load("2026-12-02-defaults-repeat.json")])),
+           "cells[*].runs[*].qps of 2026-12-02-defaults.json and -repeat.json: the largest "
+           "max/min within one (model, concurrency, variant)"),
+    Figure("docs/benchmarks.md", "a larger batch measured only {:.0f} % more at load time",
+           "2026-11-30-batching-resnet-session3.json",
+           lambda r: ((_tuned(r, "resnet18/autotune", 8, "items_per_s")
+                       / _tuned(r, "resnet18/autotune", 4, "items_per_s") - 1) * 100,),
+           "batching[resnet18/autotune].auto_tune.table: items_per_s at batch 8 over batch 4 "
+           "(the backlog batch), minus 1"),
     Figure("docs/configuration.md", "auto-tuned mlp_scorer served {:.1f}k instead of {:.1f}k "
            "req/s at 64 clients", MLP3,
            lambda r: _batching_kqps(r, "mlp_scorer", 64, "autotune-1t", "autotune"), ONE_THREAD),
