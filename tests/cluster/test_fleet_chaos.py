@@ -37,6 +37,9 @@ def test_kill_and_rolling_restart_under_load_lose_no_request(fleet, tmp_path, ng
     errors = []
 
     def disrupt():
+        # The sleeps below are the chaos schedule, spans of steady load between disruptions
+        # (what the test is about), not waits for a server: start() and terminate() wait
+        # for readiness and exit themselves.
         try:
             time.sleep(SETTLE_S)
             victim = replicas[0]

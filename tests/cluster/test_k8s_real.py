@@ -306,6 +306,8 @@ def test_configmap_edit_reloads_the_model_with_requests_answered(deployed):
         deployed.wait_until(lambda: _max_batch_size("mlp_scorer") == 8, 180,
                             "mlp_scorer reloaded with max_batch_size 8")
         reloaded = time.monotonic() - began
+        # A fixed span on purpose: traffic keeps flowing for 2 s after the reload, and none
+        # of it may fail (there is no event to wait for: the test is that nothing happens).
         time.sleep(2)
     after = deployed.json("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=inferd")
     assert [p["metadata"]["uid"] for p in after["items"]] == \
@@ -330,7 +332,7 @@ def test_rolling_update_to_a_new_image_tag_loses_no_request(deployed):
         old = deployed.json("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=inferd")
         with _ReadinessGatedClient() as client:
             assert client.ready.wait(timeout=10)
-            time.sleep(2)
+            time.sleep(2)  # on purpose: 2 s of traffic before the update, to lose none of it
             began = time.monotonic()
             deployed.run("-n", NAMESPACE, "set", "image", "deployment/inferd",
                          f"inferd={new_tag}", f"assemble-repository={new_tag}")
@@ -361,7 +363,7 @@ def test_delete_pod_with_traffic_flowing_loses_no_request(deployed):
                         "app.kubernetes.io/name=inferd")["items"][0]["metadata"]["name"]
     with _ReadinessGatedClient() as client:
         assert client.ready.wait(timeout=10), "the pod is not ready before the kill"
-        time.sleep(2)
+        time.sleep(2)  # on purpose: 2 s of traffic before the delete, to lose none of it
         began = time.monotonic()
         deployed.run("-n", NAMESPACE, "delete", "pod", old, "--wait=true", "--timeout=90s",
                      timeout_s=120)

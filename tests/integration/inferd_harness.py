@@ -244,6 +244,40 @@ class InferdServer:
         return sender.post(self.url + path, data=data, headers=headers, **kwargs)
 
 
+def wait_until(condition: Callable[[], Any], timeout_s: float, what: str | Callable[[], str],
+               interval_s: float = 0.02) -> Any:
+    """The first truthy value of `condition()`, polled every `interval_s`; fails the test
+    naming `what` (a string, or a function that describes the state at the timeout) and the
+    last value seen when none comes within `timeout_s`. Tests wait on the condition they
+    need, never a fixed sleep that a slow machine can outrun."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            described = what() if callable(what) else what
+            raise AssertionError(f"not within {timeout_s} s: {described} (last seen: {value!r})")
+        time.sleep(interval_s)
+
+
+def metric(server: "InferdServer", name: str, **labels: str) -> float:
+    """The sum of GET /metrics' series `name` whose labels include `labels` (0 when there
+    is none)."""
+    total = 0.0
+    for line in server.get("/metrics").text.splitlines():
+        if not line.startswith(name) or line.startswith("#"):
+            continue
+        series, value = line.rsplit(" ", 1)
+        series_name, _, label_text = series.partition("{")
+        if series_name != name:
+            continue
+        found = dict(pair.split("=", 1) for pair in label_text.rstrip("}").split(",") if pair)
+        if all(found.get(k) == f'"{v}"' for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
 def edit_config(model_dir: Path, change: Callable[[dict], Any]) -> dict:
     """Reads `model_dir`/config.yaml with PyYAML, lets `change` edit the mapping in place, and
     writes it back (block style, keys in their order). Returns the new config."""

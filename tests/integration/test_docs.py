@@ -1,6 +1,7 @@
 """The README and docs/ stay true: the README's first requests answer 200 on the demo as
 scripts/serve runs it, every relative link points at a file that exists, and the benchmark
-tables are what bench/headline.py writes from the committed results (not typed by hand)."""
+tables are what bench/headline.py writes from the committed results (not typed by hand), and
+the figures quoted in prose are what bench/doc_figures.py computes from their result files."""
 
 from __future__ import annotations
 
@@ -89,5 +90,13 @@ def test_every_relative_link_resolves(document):
 
 def test_benchmark_tables_are_what_bench_headline_writes():
     done = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "headline.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_benchmark_figures_in_prose_are_what_their_result_files_say():
+    # Issue 34: ratios typed by hand outside the generated tables drifted (1.38× where the
+    # JSON gives 1.374). bench/doc_figures.py lists each such figure with its result file.
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "doc_figures.py"), "--check"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import struct
 import time
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 import requests
 
 from auth_helpers import make_certificates
+from inferd_harness import wait_until
 from llm_helpers import LLM_MODEL, add_llm, generation_stats, wait_until_idle
 
 MODEL = LLM_MODEL
@@ -43,6 +45,21 @@ def _wait_for(condition, seconds: float, what: str):
             return value
         time.sleep(0.05)
     raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def _server_has_read_all(sock: socket.socket, server_port: int) -> bool:
+    """Whether the server has read everything sent on `sock` (IPv4 loopback): the server's
+    kernel acknowledged it all (tcp_info's tcpi_unacked, at byte 24, is 0) and the server's
+    socket holds none of it unread (its rx_queue in /proc/net/tcp is 0)."""
+    unacked = struct.unpack_from("I", sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO,
+                                                      104), 24)[0]
+    local = f"0100007F:{server_port:04X}"
+    remote = f"0100007F:{sock.getsockname()[1]:04X}"
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1] == local and fields[2] == remote:
+            return unacked == 0 and int(fields[4].split(":")[1], 16) == 0
+    raise AssertionError(f"no server socket {local} <- {remote} in /proc/net/tcp")
 
 
 def _read_until_closed(sock: socket.socket, seconds: float) -> bytes:
@@ -105,7 +122,8 @@ def test_one_early_byte_does_not_hide_a_disconnect(start_server, repo):
     # The first byte of a next request, pipelined behind the long non-streamed generation
     # (sent apart, so that the disconnect watch reads it, not the request's own read).
     sock.sendall(b"G")
-    time.sleep(0.3)
+    wait_until(lambda: _server_has_read_all(sock, server.port), 10,
+               "the server read the early byte")
     sock.close()
     stats = wait_until_idle(server, seconds=60)
     assert stats["active_sequences"] == 0

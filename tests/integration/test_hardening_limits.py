@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tools.grpc_stubs import pb, pb_grpc
-from inferd_harness import DEMO_MODELS, assert_error, edit_config, sample_request
+from inferd_harness import DEMO_MODELS, assert_error, edit_config, sample_request, wait_until
 
 
 def _closed_within(sock: socket.socket, seconds: float, trickle: bytes | None = None) -> float:
@@ -66,6 +66,8 @@ def test_a_kept_alive_connection_may_idle_longer_than_the_header_timeout(timeout
     conn = http.client.HTTPConnection("127.0.0.1", timeouts_server.port, timeout=10)
     conn.request("GET", "/v2/health/live")
     assert conn.getresponse().read() is not None
+    # A fixed sleep on purpose: idling past the 1 s header timeout (and the 2 s body timeout)
+    # is what is tested; no condition on the server says "still holding the connection".
     time.sleep(2.5)
     conn.request("GET", "/v2/health/live")
     assert conn.getresponse().status == 200
@@ -87,9 +89,12 @@ def test_out_of_file_descriptors_backs_off_instead_of_spinning(start_server, sma
     try:
         for _ in range(40):  # more than the limit: the backlog holds the rest
             socks.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
-        time.sleep(0.5)
+        # The server has run out of descriptors once it reports a failed accept.
+        wait_until(lambda: "accept failed" in server.log(), 10,
+                   "the server's log reports a failed accept (out of descriptors)")
         log_before = server.log().count("accept failed")
         cpu_before = _cpu_seconds(pid)
+        # A fixed window on purpose: the test measures CPU time and log lines per 3 s.
         time.sleep(3)
         cpu = _cpu_seconds(pid) - cpu_before
         lines = server.log().count("accept failed") - log_before
@@ -179,7 +184,8 @@ def test_client_text_in_an_error_cannot_forge_a_log_line(start_server, small_rep
     server = start_server(small_repository)
     resp = server.post("/v2/logging", raw='{"x\\n2026-01-01 [critical] FORGED": 1}')
     assert resp.status_code == 400, resp.text
-    time.sleep(0.2)
+    # Once the client's text is in the log, so is whatever line it could have forged.
+    wait_until(lambda: "FORGED" in server.log(), 10, "the error's log line")
     assert not re.search(r"^2026-01-01 \[critical\] FORGED", server.log(), re.M), server.log()
     assert "FORGED" in server.log()
 

@@ -6,10 +6,11 @@ reason, and the server goes on answering good requests."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
+
+from inferd_harness import wait_until
 
 GOOD = {"inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 256],
                     "data": [0.5] * 256}]}
@@ -48,9 +49,10 @@ def test_memory_decoding_a_body_over_16_mib_returns_to_the_kernel(start_server,
     assert server.post("/v2/models/mlp_scorer/infer", raw=_mismatched_body(2)).status_code == 400
     before = _rss_mib(pid)
     assert server.post("/v2/models/mlp_scorer/infer", raw=_mismatched_body(24)).status_code == 400
-    time.sleep(0.5)  # the purge runs on the large-body thread after the reply
-    after = _rss_mib(pid)
-    # Kept, the decoding memory would leave RSS ~90 MiB higher (a 12 MiB body, not purged,
-    # left it 45 MiB higher); purged, it ends at or below where it began.
-    assert after - before < 32, f"RSS {before:.0f} MiB before the 24 MiB body, {after:.0f} after"
+    # The purge runs on the large-body thread after the reply: wait for it. Kept, the
+    # decoding memory would leave RSS ~90 MiB higher (a 12 MiB body, not purged, left it
+    # 45 MiB higher); purged, it ends at or below where it began.
+    wait_until(lambda: _rss_mib(pid) - before < 32, 10,
+               lambda: f"RSS {before:.0f} MiB before the 24 MiB body, {_rss_mib(pid):.0f} "
+                       f"after; want < 32 MiB more")
     assert server.post("/v2/models/mlp_scorer/infer", GOOD).status_code == 200

@@ -6,8 +6,7 @@ one-time state, so the measured cycle is the second."""
 
 from __future__ import annotations
 
-import time
-
+from inferd_harness import wait_until
 from lifecycle_helpers import copy_model, lifecycle
 
 
@@ -22,18 +21,21 @@ def test_resident_memory_returns_after_unloading_a_large_model(start_server, tmp
     body = {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 3, 224, 224],
                         "data": [0.0] * (3 * 224 * 224)}]}
     samples = []
-    for _ in range(2):
+    for cycle in range(2):
         before = _rss_mib(server)
         assert server.post("/v2/repository/models/big/load", raw="").status_code == 200
         for _ in range(3):
             assert server.post("/v2/models/big/infer", body).status_code == 200
         loaded = _rss_mib(server)
+        growth = loaded - before
+        assert growth > 30, f"resnet18 (45 MiB of weights) grew RSS by only {growth:.1f} MiB"
         assert server.post("/v2/repository/models/big/unload", raw="").status_code == 200
-        time.sleep(0.2)
-        samples.append((before, loaded, _rss_mib(server)))
-    before, loaded, after = samples[-1]
-    growth = loaded - before
-    assert growth > 30, f"resnet18 (45 MiB of weights) grew RSS by only {growth:.1f} MiB: {samples}"
-    assert after - before < 0.2 * growth, (
-        f"RSS {before:.1f} MiB before the load, {loaded:.1f} loaded, {after:.1f} after the "
-        f"unload: more than 20% of the model's memory was kept ({samples})")
+        # The manager's housekeeping thread frees the weights and purges the allocator after
+        # the reply: wait for it. The first cycle keeps LibTorch's one-time state, so only
+        # the weights' 30 MiB must go; the second must give back 80 % of what it took.
+        want = loaded - 30 if cycle == 0 else before + 0.2 * growth
+        after = wait_until(lambda: (rss := _rss_mib(server)) < want and rss, 10,
+                           lambda: f"cycle {cycle + 1}: RSS {before:.1f} MiB before the load, "
+                                   f"{loaded:.1f} loaded, {_rss_mib(server):.1f} after the "
+                                   f"unload; want < {want:.1f} (earlier cycles {samples})")
+        samples.append((before, loaded, after))

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 
+from inferd_harness import wait_until
 from llm_helpers import LLM_MODEL, add_llm, generation_stats, sse_events, wait_until_idle
 
 MODEL = LLM_MODEL
@@ -85,9 +85,11 @@ def test_queue_full_answers_429(tmp_path, start_server):
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         running = pool.submit(generate)  # takes the one sequence
-        time.sleep(0.5)
+        wait_until(lambda: generation_stats(server)["active_sequences"] == 1, 30,
+                   lambda: f"the first request runs (stats {generation_stats(server)})")
         queued = pool.submit(generate)  # waits in the queue of one
-        time.sleep(0.5)
+        wait_until(lambda: generation_stats(server)["queued"] == 1, 30,
+                   lambda: f"the second request is queued (stats {generation_stats(server)})")
         refused = generate()
         assert refused.status_code == 429, refused.text
         assert "queue is full" in refused.json()["error"]["message"]

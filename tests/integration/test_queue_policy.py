@@ -19,7 +19,7 @@ import warnings
 import pytest
 import requests
 
-from inferd_harness import HTTP_TIMEOUT_S, InferdServer, assert_error
+from inferd_harness import HTTP_TIMEOUT_S, InferdServer, assert_error, metric, wait_until
 
 # How long the "busy" request keeps the only instance occupied. Everything the tests queue
 # behind it is sent well within this, even on a loaded 2-core machine.
@@ -165,15 +165,22 @@ def _wait_for_queue_depth(server, model, depth, timeout=30.0):
     pytest.fail(f"{model}: queue never reached {depth} (now {_queue_depth(server, model)})")
 
 
+def _http_in_flight(server) -> float:
+    """HTTP requests read and not yet answered (this scrape included)."""
+    return metric(server, "inferd_http_requests_in_flight")
+
+
 def _occupy(server, model) -> Call:
     """Starts a request that keeps `model`'s only instance busy for about BUSY_S, and returns
     once the instance has started it."""
+    in_flight = _http_in_flight(server)
     busy = Call(server, f"/v2/models/{model}/infer",
                 _body(_iterations(server, BUSY_S), -1.0))
     # A probe queued behind it proves that the instance is busy (with one instance, a queued
     # request means a running one), and that the busy request is the running one: the probe
-    # was sent after it arrived.
-    time.sleep(0.5)
+    # is sent once the server has read the busy request.
+    wait_until(lambda: _http_in_flight(server) > in_flight, 30,
+               f"the server reads the busy request for {model}")
     probe = Call(server, f"/v2/models/{model}/infer", _body(0, -2.0))
     _wait_for_queue_depth(server, model, 1)
     busy.probe = probe

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from inferd_harness import assert_close, make_repository
+from inferd_harness import assert_close, make_repository, wait_until
 
 N_REQUESTS = 6
 ROWS = 16  # text_classifier's max_batch_size; one such request takes ~0.25 s here
@@ -93,10 +93,12 @@ def test_sigterm_drains_requests_in_flight_then_exits_0(start_server, tmp_path, 
     sigterm_at = time.monotonic()
 
     # While draining: readiness turns 503 {"ready": false} and the connection is closed.
-    # The first probe waits a little: a probe the server reads at the very moment the signal
-    # lands may still be answered 200 (it was ready when it looked), and then carries
+    # The first probe waits until the server says it has the signal (it logs that once it
+    # has turned not-ready): a probe the server reads at the very moment the signal lands
+    # may still be answered 200 (it was ready when it looked), and then carries
     # `Connection: close`, which tells the client to leave just the same.
-    time.sleep(0.1)
+    wait_until(lambda: "received SIGTERM" in server.log(), 10,
+               "the server's log says it received SIGTERM")
     saw_not_ready = None
     while time.monotonic() - sigterm_at < 10:
         try:
