@@ -25,7 +25,7 @@ import yaml
 
 from fleet import results_path
 from inferd_harness import DEMO_MODELS, REPO_ROOT
-from k8s_cluster import Kubectl, cluster_script, is_up, kustomize
+from k8s_cluster import Kubectl, cluster_script, diagnostics, is_up, kustomize
 from lifecycle_helpers import assert_sample_output, sample_request
 
 pytestmark = [
@@ -53,21 +53,31 @@ def _record(line: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def kube():
+def kube(request):
     """The cluster, brought up unless it already runs; torn down after unless it already ran
-    before (or INFERD_K8S_KEEP=1)."""
+    before (or INFERD_K8S_KEEP=1). When a test failed, the cluster's state and the tail of
+    every component's log are printed before the teardown removes them."""
     already_up = is_up()
     if not already_up:
         began = time.monotonic()
         up = cluster_script("up", timeout_s=2400)
         if up.returncode != 0:
+            logs = diagnostics(K8S_DIR)
             cluster_script("down", timeout_s=600)  # a half-started cluster leaves nothing either
-            pytest.fail(f"scripts/k8s-cluster up failed:\n{up.stderr[-6000:]}")
+            pytest.fail(f"scripts/k8s-cluster up failed:\n{up.stderr[-6000:]}\n\n{logs}")
         _record(f"scripts/k8s-cluster up: {time.monotonic() - began:.0f} s")
+    failed_before = request.session.testsfailed
     yield Kubectl()
+    if request.session.testsfailed > failed_before:
+        print("\n=== the real cluster after a failed test ===\n" + diagnostics(K8S_DIR))
     if not already_up and os.environ.get("INFERD_K8S_KEEP") != "1":
+        began = time.monotonic()
         down = cluster_script("down", timeout_s=600)
         assert down.returncode == 0, f"scripts/k8s-cluster down failed:\n{down.stderr[-4000:]}"
+        clean = "nothing left behind" in down.stderr
+        _record(f"scripts/k8s-cluster down: {time.monotonic() - began:.0f} s"
+                + (", nothing left behind" if clean else ""))
+        assert clean, down.stderr[-4000:]
 
 
 @pytest.fixture(scope="module")
@@ -287,8 +297,9 @@ def _max_batch_size(model: str) -> int:
 
 def test_configmap_edit_reloads_the_model_with_requests_answered(deployed):
     """A server-side apply of the ConfigMap with mlp_scorer's max_batch_size changed reaches
-    the running pod through the kubelet's ConfigMap volume (2-90 s here: its sync period) and
-    inferd's watch mode reloads the model, with no restart and no request failing."""
+    the running pod through the kubelet's ConfigMap volume (at its next pod sync: every 5 s in
+    scripts/k8s-cluster's kubelet config, 1 min by default) and inferd's watch mode (5 s)
+    reloads the model, with no restart and no request failing."""
     configmap = next(o for o in yaml.safe_load_all(kustomize(K8S / "overlays" / "test-local"))
                      if o and o["kind"] == "ConfigMap" and
                      o["metadata"]["name"] == "inferd-model-configs")
@@ -303,7 +314,7 @@ def test_configmap_edit_reloads_the_model_with_requests_answered(deployed):
         assert client.ready.wait(timeout=10)
         began = time.monotonic()
         deployed.apply_server_side(yaml.safe_dump(configmap))
-        deployed.wait_until(lambda: _max_batch_size("mlp_scorer") == 8, 180,
+        deployed.wait_until(lambda: _max_batch_size("mlp_scorer") == 8, 60,
                             "mlp_scorer reloaded with max_batch_size 8")
         reloaded = time.monotonic() - began
         time.sleep(2)
@@ -379,3 +390,122 @@ def test_delete_pod_with_traffic_flowing_loses_no_request(deployed):
             f"pod answering after {replaced:.1f} s; readiness false for {client.not_ready_s:.1f} s "
             f"(the drain included); p99 {p99 * 1000:.1f} ms")
     assert client.failed == [], client.failed[:5]
+
+
+def _rendered(kind: str) -> dict:
+    return next(o for o in yaml.safe_load_all(kustomize(K8S / "overlays" / "test-local"))
+                if o and o["kind"] == kind)
+
+
+def _pdb_status(kube: Kubectl) -> dict:
+    return kube.json("-n", NAMESPACE, "get", "pdb", "inferd").get("status", {})
+
+
+def test_pdb_blocks_a_drain_while_the_pod_keeps_serving(deployed):
+    """`kubectl drain` of the only node is refused by the overlay's PDB (maxUnavailable 1)
+    while the pod keeps answering. At 1 replica, maxUnavailable 1 allows evicting that one pod
+    (the disruption controller says so: disruptionsAllowed 1); what the budget forbids is a
+    second pod down. So the Deployment asks for 2 (the HPA's max raised to 2 meanwhile, or it
+    would scale back): the second pod cannot be placed (one node, host port 18080), the one
+    allowed disruption is used up, and the eviction of the serving pod is refused, as it
+    would be for a drain during a rollout in production. Everything is put back after."""
+    node = deployed.json("get", "nodes")["items"][0]["metadata"]["name"]
+    assert _rendered("PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
+    deployed.wait_until(lambda: (lambda st: st.get("expectedPods") == 1 and
+                                 st.get("disruptionsAllowed") == 1)(_pdb_status(deployed)),
+                        60, "the PDB's status at 1 replica: 1 expected, 1 disruption allowed")
+    serving = deployed.json("-n", NAMESPACE, "get", "pods", "-l",
+                            "app.kubernetes.io/name=inferd")["items"]
+    assert len(serving) == 1
+    try:
+        deployed.run("-n", NAMESPACE, "patch", "hpa", "inferd", "--type=merge",
+                     "-p", '{"spec": {"maxReplicas": 2}}')
+        deployed.run("-n", NAMESPACE, "scale", "deployment/inferd", "--replicas=2")
+        deployed.wait_until(lambda: (lambda st: st.get("expectedPods") == 2 and
+                                     st.get("currentHealthy") == 1 and
+                                     st.get("disruptionsAllowed") == 0)(_pdb_status(deployed)),
+                            60, "the PDB's status: 2 expected, 1 healthy, 0 disruptions allowed")
+        with _ReadinessGatedClient() as client:
+            assert client.ready.wait(timeout=10)
+            time.sleep(1)
+            began = time.monotonic()
+            drain = deployed.run("drain", node, "--ignore-daemonsets", "--delete-emptydir-data",
+                                 "--timeout=20s", check=False, timeout_s=90)
+            refused_for = time.monotonic() - began
+            time.sleep(1)
+        output = drain.stdout + drain.stderr
+        assert drain.returncode != 0, output
+        assert "Cannot evict pod as it would violate the pod's disruption budget" in output, output
+        assert "global timeout reached: 20s" in output, output
+        after = deployed.json("-n", NAMESPACE, "get", "pod", serving[0]["metadata"]["name"])
+        assert after["metadata"]["uid"] == serving[0]["metadata"]["uid"]
+        assert "deletionTimestamp" not in after["metadata"]
+        assert next(c for c in after["status"]["conditions"]
+                    if c["type"] == "Ready")["status"] == "True"
+        latencies = sorted(client.latencies)
+        p99 = latencies[int(0.99 * (len(latencies) - 1))]
+        _record(f"kubectl drain {node} --timeout=20s refused by the PDB (maxUnavailable 1, 2 "
+                f"wanted, 1 healthy) after {refused_for:.1f} s, rc {drain.returncode}; "
+                f"{client.ok + len(client.failed)} requests sent meanwhile = {client.ok} "
+                f"answered correctly + {len(client.failed)} failed; readiness false for "
+                f"{client.not_ready_s:.1f} s; p99 {p99 * 1000:.1f} ms")
+        assert client.failed == [], client.failed[:5]
+        assert client.not_ready_s == 0
+    finally:
+        deployed.run("uncordon", node)
+        deployed.run("-n", NAMESPACE, "scale", "deployment/inferd", "--replicas=1")
+        deployed.run("-n", NAMESPACE, "patch", "hpa", "inferd", "--type=merge",
+                     "-p", '{"spec": {"maxReplicas": 1}}')
+        deployed.run("-n", NAMESPACE, "rollout", "status", "deployment/inferd",
+                     f"--timeout={ROLLOUT_TIMEOUT_S}s", timeout_s=ROLLOUT_TIMEOUT_S + 30)
+    assert not deployed.json("get", "node", node)["spec"].get("unschedulable")
+    deployed.wait_until(lambda: len(deployed.json("-n", NAMESPACE, "get", "pods", "-l",
+                                                  "app.kubernetes.io/name=inferd")["items"]) == 1,
+                        60, "the pending second pod removed")
+
+
+def test_hpa_is_read_by_the_controller_manager(deployed):
+    """The HPA is accepted and the controller manager's HPA controller works on it: it reads
+    the Deployment's scale (AbleToScale True) and asks for the metrics docs/deployment.md names
+    (CPU utilisation from the resource metrics API, inferd_requests_in_flight per pod from the
+    custom metrics API). Neither API is served here (no metrics-server, no Prometheus Adapter),
+    so ScalingActive is False and each failed read is an event naming its metric."""
+    rendered = _rendered("HorizontalPodAutoscaler")
+    docs = (REPO_ROOT / "docs" / "deployment.md").read_text()
+    pods_metric = next(m["pods"]["metric"]["name"] for m in rendered["spec"]["metrics"]
+                       if m["type"] == "Pods")
+    assert pods_metric == "inferd_requests_in_flight" and f"`{pods_metric}`" in docs
+    assert [m["resource"]["name"] for m in rendered["spec"]["metrics"]
+            if m["type"] == "Resource"] == ["cpu"]
+
+    def conditions():
+        hpa = deployed.json("-n", NAMESPACE, "get", "hpa", "inferd")
+        found = {c["type"]: c for c in hpa.get("status", {}).get("conditions", [])}
+        return (hpa, found) if {"AbleToScale", "ScalingActive"} <= found.keys() else None
+
+    began = time.monotonic()
+    hpa, found = deployed.wait_until(conditions, 90, "the HPA controller's status conditions")
+    assert hpa["spec"]["metrics"] == rendered["spec"]["metrics"]
+    assert (found["AbleToScale"]["status"], found["AbleToScale"]["reason"]) == \
+        ("True", "SucceededGetScale"), found
+    assert found["ScalingActive"]["status"] == "False", found
+    assert found["ScalingActive"]["reason"] in ("FailedGetResourceMetric",
+                                                "FailedGetPodsMetric"), found
+
+    def events():
+        items = deployed.json("-n", NAMESPACE, "get", "events", "--field-selector",
+                              "involvedObject.kind=HorizontalPodAutoscaler,"
+                              "involvedObject.name=inferd")["items"]
+        by_reason = {e["reason"]: e["message"] for e in items}
+        return by_reason if {"FailedGetResourceMetric",
+                             "FailedGetPodsMetric"} <= by_reason.keys() else None
+
+    by_reason = deployed.wait_until(events, 90, "an event for each metric the HPA reads")
+    assert "cpu" in by_reason["FailedGetResourceMetric"], by_reason
+    assert "metrics.k8s.io" in by_reason["FailedGetResourceMetric"], by_reason
+    assert pods_metric in by_reason["FailedGetPodsMetric"], by_reason
+    assert "custom.metrics.k8s.io" in by_reason["FailedGetPodsMetric"], by_reason
+    _record(f"HPA read by the controller manager after {time.monotonic() - began:.0f} s: "
+            f"AbleToScale True, ScalingActive False ({found['ScalingActive']['reason']}); "
+            f"events: cpu -> {by_reason['FailedGetResourceMetric'][:120]!r}; "
+            f"{pods_metric} -> {by_reason['FailedGetPodsMetric'][:120]!r}")
