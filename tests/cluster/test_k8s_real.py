@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import threading
 import time
 
@@ -23,6 +22,7 @@ import pytest
 import requests
 import yaml
 
+from docker_image import docker
 from fleet import results_path
 from inferd_harness import DEMO_MODELS, REPO_ROOT
 from k8s_cluster import Kubectl, cluster_script, diagnostics, is_up, kustomize
@@ -81,20 +81,16 @@ def kube(request):
 
 
 @pytest.fixture(scope="module")
-def image(kube, tmp_path_factory):
-    """The CPU image as deploy/docker/build-image builds it, in the cluster's containerd."""
+def image(kube, cpu_image):
+    """The CPU image deploy/docker/build-image built for this session (conftest.cpu_image,
+    shared with test_container.py: built once), tagged as test-local names it and imported
+    into the cluster's containerd."""
+    docker("tag", cpu_image, IMAGE, timeout=60)
     began = time.monotonic()
-    build = subprocess.run(
-        [str(REPO_ROOT / "deploy" / "docker" / "build-image"), "cpu", IMAGE],
-        capture_output=True, text=True, timeout=1800,
-        env={**os.environ, "INFERD_IMAGE_SKIP_SETUP": "1",
-             "INFERD_IMAGE_STAGING": str(tmp_path_factory.mktemp("image-cpu"))})
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
-    built = time.monotonic()
     load = cluster_script("load-image", IMAGE, timeout_s=600)
     assert load.returncode == 0, load.stderr[-4000:]
-    _record(f"image {IMAGE}: build-image {built - began:.0f} s, "
-            f"docker save | ctr import {time.monotonic() - built:.0f} s")
+    _record(f"image {IMAGE} (= {cpu_image}, built once per session by build-image): "
+            f"docker save | ctr import {time.monotonic() - began:.0f} s")
     return IMAGE
 
 
@@ -333,8 +329,7 @@ def test_rolling_update_to_a_new_image_tag_loses_no_request(deployed):
     (test-local: maxSurge 0, one node and host ports), the old one drains on SIGTERM, and a
     readiness-following client loses nothing; the gap without a ready pod is reported."""
     new_tag = f"{IMAGE}-update"
-    docker = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker"
-    subprocess.run([docker, "tag", IMAGE, new_tag], check=True, timeout=60)
+    docker("tag", IMAGE, new_tag, timeout=60)
     try:
         load = cluster_script("load-image", new_tag, timeout_s=600)
         assert load.returncode == 0, load.stderr[-4000:]
@@ -360,7 +355,7 @@ def test_rolling_update_to_a_new_image_tag_loses_no_request(deployed):
                 f"{client.not_ready_s:.1f} s (the drain included)")
         assert client.failed == [], client.failed[:5]
     finally:
-        subprocess.run([docker, "rmi", new_tag], capture_output=True, timeout=60)
+        docker("rmi", new_tag, check=False, timeout=60)
 
 
 def test_delete_pod_with_traffic_flowing_loses_no_request(deployed):
