@@ -283,6 +283,11 @@ class _ReadinessGatedClient:
                 session = requests.Session()
 
 
+def _p99_ms(client: _ReadinessGatedClient) -> float:
+    latencies = sorted(client.latencies)
+    return 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan")
+
+
 def _max_batch_size(model: str) -> int:
     import grpc
     from tools.grpc_stubs import pb, pb_grpc
@@ -320,7 +325,7 @@ def test_configmap_edit_reloads_the_model_with_requests_answered(deployed):
     assert after["items"][0]["status"]["containerStatuses"][0]["restartCount"] == 0
     _record(f"ConfigMap edit -> model reloaded in the running pod after {reloaded:.1f} s; "
             f"{client.ok + len(client.failed)} requests sent meanwhile = {client.ok} answered "
-            f"correctly + {len(client.failed)} failed")
+            f"correctly + {len(client.failed)} failed; p99 {_p99_ms(client):.1f} ms")
     assert client.failed == [], client.failed[:5]
 
 
@@ -352,7 +357,7 @@ def test_rolling_update_to_a_new_image_tag_loses_no_request(deployed):
         _record(f"rolling update to {new_tag} (surge 0, 1 replica): rollout status done after "
                 f"{rolled:.1f} s; {client.ok + len(client.failed)} requests sent = {client.ok} "
                 f"answered correctly + {len(client.failed)} failed; readiness false for "
-                f"{client.not_ready_s:.1f} s (the drain included)")
+                f"{client.not_ready_s:.1f} s (the drain included); p99 {_p99_ms(client):.1f} ms")
         assert client.failed == [], client.failed[:5]
     finally:
         docker("rmi", new_tag, check=False, timeout=60)
@@ -377,13 +382,11 @@ def test_delete_pod_with_traffic_flowing_loses_no_request(deployed):
         answered_before = client.ok
         deployed.wait_until(lambda: client.ok > answered_before + 10, 60, "answers from the new pod")
         replaced = time.monotonic() - began
-    latencies = sorted(client.latencies)
-    p99 = latencies[int(0.99 * (len(latencies) - 1))]
     _record(f"kubectl delete pod with traffic (readiness-gated client, 1 replica): "
             f"{client.ok + len(client.failed)} requests sent = {client.ok} answered correctly + "
             f"{len(client.failed)} failed; old pod gone {deleted:.1f} s after the delete, new "
             f"pod answering after {replaced:.1f} s; readiness false for {client.not_ready_s:.1f} s "
-            f"(the drain included); p99 {p99 * 1000:.1f} ms")
+            f"(the drain included); p99 {_p99_ms(client):.1f} ms")
     assert client.failed == [], client.failed[:5]
 
 
@@ -437,13 +440,11 @@ def test_pdb_blocks_a_drain_while_the_pod_keeps_serving(deployed):
         assert "deletionTimestamp" not in after["metadata"]
         assert next(c for c in after["status"]["conditions"]
                     if c["type"] == "Ready")["status"] == "True"
-        latencies = sorted(client.latencies)
-        p99 = latencies[int(0.99 * (len(latencies) - 1))]
         _record(f"kubectl drain {node} --timeout=20s refused by the PDB (maxUnavailable 1, 2 "
                 f"wanted, 1 healthy) after {refused_for:.1f} s, rc {drain.returncode}; "
                 f"{client.ok + len(client.failed)} requests sent meanwhile = {client.ok} "
                 f"answered correctly + {len(client.failed)} failed; readiness false for "
-                f"{client.not_ready_s:.1f} s; p99 {p99 * 1000:.1f} ms")
+                f"{client.not_ready_s:.1f} s; p99 {_p99_ms(client):.1f} ms")
         assert client.failed == [], client.failed[:5]
         assert client.not_ready_s == 0
     finally:
