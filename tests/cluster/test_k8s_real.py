@@ -4,12 +4,14 @@ apply, not a dry run); the test-local overlay (the cpu overlay plus what the loo
 cluster needs, deploy/k8s/overlays/test-local/README.md) rolls out through its real readiness
 probe with the CPU image built by deploy/docker/build-image; the pod answers inference
 correctly on 127.0.0.1, its logs come through the API server and its metrics are served; a
-ConfigMap edit reloads a model in the running pod and `kubectl delete pod` loses no request,
-with traffic flowing through both.
+ConfigMap edit reloads a model in the running pod, a rolling update and `kubectl delete pod`
+lose no request, with traffic flowing through each; the PDB refuses a drain while the pod
+keeps serving; the HPA controller reads the HPA and asks for the metrics it names.
 
-Runs only with INFERD_K8S=1, as root: the first run builds Kubernetes from the Go module proxy
-(~5-8 min on 2 cores; seconds once cached). INFERD_K8S_KEEP=1 leaves the cluster up after.
-Timings go to $INFERD_CLUSTER_RESULTS/k8s-real.txt when that is set."""
+Runs only with INFERD_K8S=1, as root (scripts/test sets it as root with Go and dockerd): the
+first run builds Kubernetes from the Go module proxy (~11 min on 2 cores; seconds once cached).
+INFERD_K8S_KEEP=1 leaves the cluster up after. Timings go to
+$INFERD_CLUSTER_RESULTS/k8s-real.txt when that is set."""
 
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ from lifecycle_helpers import assert_sample_output, sample_request
 pytestmark = [
     pytest.mark.skipif(os.environ.get("INFERD_K8S") != "1",
                        reason="a real Kubernetes: set INFERD_K8S=1 to let scripts/k8s-cluster "
-                              "bring one up (root; the first run builds it, ~5-8 min)"),
+                              "bring one up (root, Go, dockerd; scripts/test sets it where "
+                              "they are; the first run builds it, ~11 min)"),
     pytest.mark.skipif(os.geteuid() != 0, reason="scripts/k8s-cluster needs root"),
 ]
 
