@@ -125,6 +125,10 @@ start_kubelet() {
   # cgroupfs: containerd 1.6 lacks the RuntimeConfig RPC that would tell the kubelet; PID 1
   # is not systemd here. Eviction thresholds are low: the disk is shared and mostly full of
   # other people's data, and an evicted test pod would say nothing about our manifests.
+  # syncFrequency 5 s (default 1 min): the kubelet rewrites a ConfigMap volume only when it next
+  # syncs the pod, so with the default a ConfigMap edit reached the pod after 2-90 s (1 min
+  # plus jitter); at 5 s it is there within ~10 s. Watch (the default, written out because
+  # the test relies on it) keeps the kubelet's copy of the ConfigMap current between syncs.
   cat > "$K8S_DIR/kubelet-config.yaml" << EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -147,6 +151,8 @@ failSwapOn: false
 evictionHard: {memory.available: "200Mi", nodefs.available: "2%", imagefs.available: "2%", nodefs.inodesFree: "2%"}
 imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
+syncFrequency: 5s
+configMapAndSecretChangeDetectionStrategy: Watch
 EOF
   start_bg kubelet "$K8S_BIN/kubelet" --config="$K8S_DIR/kubelet-config.yaml" \
     --kubeconfig="$K8S_DIR/pki/kubelet.kubeconfig" --root-dir="$K8S_DIR/kubelet" \

@@ -1,10 +1,15 @@
 """Fixtures for the cluster tests: several real inferd processes behind Debian's real nginx
-(tests/cluster/fleet.py), and the CPU container image (tests/cluster/test_container.py)."""
+(tests/cluster/fleet.py), and the CPU container image, built once per session by
+deploy/docker/build-image for tests/cluster/test_container.py and test_k8s_real.py."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tools.grpc_stubs
 
-from inferd_harness import DEMO_MODELS, INFERD_BINARY, TorchReference  # noqa: E402
+from docker_image import CPU_IMAGE, docker  # noqa: E402
+from fleet import results_path  # noqa: E402
+from inferd_harness import DEMO_MODELS, INFERD_BINARY, REPO_ROOT, TorchReference  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -61,3 +68,31 @@ def pytest_runtest_makereport(item, call):
     for pool in made["pools"]:
         report.sections.append(("nginx error.log", pool.error_log()[-6000:]))
 
+
+
+@pytest.fixture(scope="session")
+def cpu_image():
+    """The CPU image as a user builds it (deploy/docker/build-image cpu, after scripts/setup),
+    once per session: the container test runs it, the real-Kubernetes test imports it into the
+    cluster's containerd under its own tag."""
+    if docker("info", check=False, timeout=60).returncode != 0:
+        pytest.fail("dockerd is not reachable: scripts/setup installs docker.io and starts it")
+    old = docker("image", "inspect", "-f", "{{.Id}}", CPU_IMAGE, check=False).stdout.strip()
+    began = time.monotonic()
+    build = subprocess.run([str(REPO_ROOT / "deploy" / "docker" / "build-image"), "cpu",
+                            CPU_IMAGE], capture_output=True, text=True, timeout=1800,
+                           env={**os.environ, "INFERD_IMAGE_SKIP_SETUP": "1"})
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    seconds = time.monotonic() - began
+    new = docker("image", "inspect", "-f", "{{.Id}}", CPU_IMAGE).stdout.strip()
+    if old and old != new:
+        docker("rmi", old, check=False)  # the previous build of this tag, now dangling
+    size = int(docker("image", "inspect", "-f", "{{.Size}}", CPU_IMAGE).stdout)
+    line = (f"image {CPU_IMAGE}: {size / 2**20:.0f} MiB, built in {seconds:.0f} s "
+            f"(base image included when it was missing)")
+    print("\n" + line)
+    if out := results_path("container.txt"):
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", build.stdout)  # build-image's bold
+        out.write_text(line + "\n" + "\n".join(
+            l for l in plain.splitlines() if "[build-image]" in l) + "\n")
+    return CPU_IMAGE

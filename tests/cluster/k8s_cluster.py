@@ -67,3 +67,23 @@ class Kubectl:
 def kustomize(path: Path) -> str:
     """The overlay as the cluster's kubectl renders it (the same kustomize as `apply -k`)."""
     return Kubectl().run("kustomize", str(path)).stdout
+
+
+def diagnostics(state_dir: str, log_lines: int = 40) -> str:
+    """What a failed test needs to say why: nodes, pods, recent events, the PDB and HPA, and
+    the tail of each component's log. Every call bounded; one that fails is named, not hidden."""
+    out = []
+    kube = Kubectl()
+    for args in (("get", "nodes", "-o", "wide"), ("get", "pods", "-A", "-o", "wide"),
+                 ("get", "pdb,hpa", "-A"),
+                 ("get", "events", "-A", "--sort-by=.lastTimestamp")):
+        try:
+            r = kube.run(*args, check=False, timeout_s=30)
+            out.append(f"$ kubectl {' '.join(args)}\n{r.stdout[-4000:]}{r.stderr[-1000:]}")
+        except subprocess.TimeoutExpired:
+            out.append(f"$ kubectl {' '.join(args)}: timed out after 30 s")
+    logs = Path(state_dir) / "logs"
+    for log in sorted(logs.glob("*.log")) if logs.is_dir() else []:
+        tail = log.read_text(errors="replace").splitlines()[-log_lines:]
+        out.append(f"--- {log} (last {log_lines} lines)\n" + "\n".join(tail))
+    return "\n\n".join(out)

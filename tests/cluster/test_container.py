@@ -5,56 +5,28 @@ and exits 0 within the grace period. Prints the image size and the build time.""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import subprocess
 import time
 
 import pytest
 import requests
 
+from docker_image import IMAGE_SUFFIX, docker
 from fleet import free_port, results_path, wait_ready
-from inferd_harness import REPO_ROOT
 from lifecycle_helpers import assert_sample_output, sample_request
 
-DOCKER = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker"
 DRAIN_S = 2
-# One tag per checkout, so that two worktrees (or CI jobs) on one docker host do not collide.
-SUFFIX = hashlib.sha256(str(REPO_ROOT).encode()).hexdigest()[:10]
-IMAGE = f"inferd:test-{SUFFIX}"
-CONTAINER = f"inferd-test-{SUFFIX}"
+CONTAINER = f"inferd-test-{IMAGE_SUFFIX}"
 
 
 def _docker(*args, check=True, timeout=900) -> subprocess.CompletedProcess:
-    return subprocess.run([DOCKER, *args], capture_output=True, text=True, check=check,
-                          timeout=timeout)
+    return docker(*args, check=check, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
-def image():
-    if _docker("info", check=False, timeout=60).returncode != 0:
-        pytest.fail("dockerd is not reachable: scripts/setup installs docker.io and starts it")
-    old = _docker("image", "inspect", "-f", "{{.Id}}", IMAGE, check=False).stdout.strip()
-    began = time.monotonic()
-    build = subprocess.run([str(REPO_ROOT / "deploy" / "docker" / "build-image"), "cpu", IMAGE],
-                           capture_output=True, text=True, timeout=1800,
-                           env={**os.environ, "INFERD_IMAGE_SKIP_SETUP": "1"})
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
-    seconds = time.monotonic() - began
-    new = _docker("image", "inspect", "-f", "{{.Id}}", IMAGE).stdout.strip()
-    if old and old != new:
-        _docker("rmi", old, check=False)  # the previous build of this tag, now dangling
-    size = int(_docker("image", "inspect", "-f", "{{.Size}}", IMAGE).stdout)
-    line = (f"image {IMAGE}: {size / 2**20:.0f} MiB, built in {seconds:.0f} s "
-            f"(base image included when it was missing)")
-    print("\n" + line)
-    if out := results_path("container.txt"):
-        plain = re.sub(r"\x1b\[[0-9;]*m", "", build.stdout)  # build-image's bold
-        out.write_text(line + "\n" + "\n".join(
-            l for l in plain.splitlines() if "[build-image]" in l) + "\n")
-    yield IMAGE
+def image(cpu_image):
+    return cpu_image
 
 
 def test_cpu_image_serves_the_demo_models_and_stops_cleanly(image):
