@@ -388,14 +388,10 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
 }
 
 std::string EncodeAnthropicStreamStart(const AnthropicCall& call) {
-  return EncodeAnthropicStreamHead(call) +
-         "event: content_block_start\ndata: "
-         "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
-         "\"type\":\"text\","
-         "\"text\":\"\"}}\n\n";
+  return EncodeAnthropicStreamHead(call, /*text_block=*/true);
 }
 
-std::string EncodeAnthropicStreamHead(const AnthropicCall& call) {
+std::string EncodeAnthropicStreamHead(const AnthropicCall& call, bool text_block) {
   std::string events;
   {
     rapidjson::StringBuffer buffer;
@@ -419,6 +415,13 @@ std::string EncodeAnthropicStreamHead(const AnthropicCall& call) {
     w.EndObject();
     w.EndObject();
     events += Event("message_start", buffer);
+  }
+  if (text_block) {
+    events +=
+        "event: content_block_start\ndata: "
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
+        "\"type\":\"text\","
+        "\"text\":\"\"}}\n\n";
   }
   events += "event: ping\ndata: {\"type\":\"ping\"}\n\n";
   return events;

@@ -55,8 +55,9 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
 // content_block_start and a ping; a content_block_delta for each piece of text;
 // then content_block_stop, message_delta (stop reason, usage) and message_stop.
 std::string EncodeAnthropicStreamStart(const AnthropicCall& call);
-// With call.tools: message_start and a ping only; the blocks come with the end.
-std::string EncodeAnthropicStreamHead(const AnthropicCall& call);
+// message_start, the text block's content_block_start when `text_block` (without: with
+// call.tools, whose blocks come with the end), and a ping.
+std::string EncodeAnthropicStreamHead(const AnthropicCall& call, bool text_block);
 // With call.tools: the blocks of the whole `text` (a text block, or a tool_use block per call
 // with its input as one input_json_delta), then message_delta and message_stop.
 std::string EncodeAnthropicStreamToolEnd(std::string_view text, const GenerationEvent& done);

@@ -66,8 +66,7 @@ class AnthropicSink {
       responder_->Send(ErrorReply(501, "this connection cannot stream"));
       return false;
     }
-    stream_->Write(call_.tools != nullptr ? EncodeAnthropicStreamHead(call_)
-                                          : EncodeAnthropicStreamStart(call_));
+    stream_->Write(EncodeAnthropicStreamHead(call_, /*text_block=*/call_.tools == nullptr));
     return true;
   }
 
