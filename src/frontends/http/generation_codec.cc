@@ -297,6 +297,7 @@ absl::StatusOr<std::vector<ToolCall>> ReadHistoryCalls(array calls, size_t index
   }
   std::vector<ToolCall> out;
   size_t i = 0;
+  size_t bytes = 0;
   for (element item : calls) {
     const std::string where = StrCat(field, "[", i++, "]");
     object call, function;
@@ -318,6 +319,9 @@ absl::StatusOr<std::vector<ToolCall>> ReadHistoryCalls(array calls, size_t index
                             StrCat(where, ".", key, " is not supported by this server"));
       }
     }
+    // Bounded before the arguments are parsed again to be written into the turn.
+    bytes += arguments.size();
+    RETURN_IF_ERROR(CheckPromptBytes(bytes, field));
     out.push_back(ToolCall{std::string(id), std::string(name), std::string(arguments)});
   }
   return out;
