@@ -5,7 +5,7 @@ client, greedy, no prompt cache, the same max_tokens, the median of --runs reque
   B  the same question with two tools and a forced call (the tools in the prompt, the grammar)
   C  B's exact prompt (rendered by /v2/models/M/chat_template) as a plain completion: no grammar
 
-B - C is the grammar's cost, B - A the whole cost. Run from the repository root:
+B - C is the grammar's cost, B - A the whole cost. The cases are interleaved. Run from the repository root:
 
   .venv/bin/python tests/integration/measure_tool_call_cost.py --runs 7 --max-tokens 48
 """
@@ -60,17 +60,20 @@ def main() -> None:
                                              common | {"prompt": prompt}),
             }
             timed(*cases["A plain chat reply"])  # warm-up
-            for name, (url, body) in cases.items():
-                times, usage = [], {}
-                for _ in range(args.runs):
+            # Interleaved, so a change in the machine's load weighs on every case alike.
+            times = {name: [] for name in cases}
+            usage = {}
+            for _ in range(args.runs):
+                for name, (url, body) in cases.items():
                     elapsed, reply = timed(url, body)
-                    times.append(elapsed)
-                    usage = reply["usage"]
-                median = statistics.median(times)
-                tokens = usage["completion_tokens"]
-                print(f"{name:26s} {median * 1000:7.1f} ms  prompt {usage['prompt_tokens']:4d} "
-                      f"tokens, completion {tokens:3d} tokens, "
-                      f"{median * 1000 / max(tokens, 1):5.1f} ms per completion token")
+                    times[name].append(elapsed)
+                    usage[name] = reply["usage"]
+            for name in cases:
+                median = statistics.median(times[name])
+                tokens = usage[name]["completion_tokens"]
+                print(f"{name:26s} {median * 1000:7.1f} ms  prompt "
+                      f"{usage[name]['prompt_tokens']:4d} tokens, completion {tokens:3d} tokens "
+                      f"(min {min(times[name]) * 1000:.0f} ms, max {max(times[name]) * 1000:.0f} ms)")
         finally:
             server.stop()
 
