@@ -16,6 +16,7 @@ size_t PromptBytes(const GenerateRequest& request) {
 }
 
 std::string_view OutputFormatField(const OutputFormat& format) {
+  if (!format.field.empty()) return format.field;
   return format.kind == OutputFormat::Kind::kGrammar ? "grammar" : "response_format";
 }
 

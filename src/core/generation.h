@@ -82,13 +82,17 @@ struct OutputFormat {
   Kind kind = Kind::kText;
   // kJsonSchema: the schema as JSON text; kGrammar: GBNF text; empty otherwise.
   std::string text;
+  // The request field it came from, for errors, when not 'response_format' or 'grammar' (the
+  // schema built from a chat request's 'tools').
+  std::string field;
 };
 
 // A schema or grammar is compiled on the model's preparation thread, in time and memory that
 // grow with its size: 64 KiB is far more than any real schema needs.
 inline constexpr size_t kMaxOutputFormatBytes = 64 << 10;
 
-// The request field an OutputFormat came from, for errors: 'response_format' or 'grammar'.
+// The request field an OutputFormat came from, for errors: its `field`, or 'response_format'
+// or 'grammar'.
 std::string_view OutputFormatField(const OutputFormat& format);
 
 // OpenAI's logprobs: for each generated token, its log-probability under the model (the

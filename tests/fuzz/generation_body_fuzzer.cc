@@ -7,7 +7,8 @@
 // through the limits every entry point applies (CheckGenerateRequest). Replies carry logprobs
 // when the request asked, with a token that ends inside a UTF-8 character. Input: one byte
 // choosing the API (0: chat, 1: completion, 2: KServe generate, 3: KServe generate_stream,
-// 4: embeddings, 5: Anthropic messages), then the body.
+// 4: embeddings, 5: Anthropic messages), then the body. With tools, a tool call's JSON is
+// encoded as calls; the body itself is parsed as a model's tool reply too.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -19,11 +20,18 @@
 #include "frontends/http/anthropic_codec.h"
 #include "frontends/http/embedding_codec.h"
 #include "frontends/http/generation_codec.h"
+#include "frontends/http/generation_codec_tools.h"
+
+namespace {
+constexpr char kToolReply[] =
+    R"({"tool_calls":[{"name":"f","arguments":{"a":"\u00e9"}},{"name":"g","arguments":{}}]})";
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
   const uint8_t api = data[0] % 6;
   std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
+  (void)inferd::ParseToolReply(body, "call_");
   absl::StatusOr<inferd::ParsedJson> json = inferd::ParseJsonBody(body);
   if (!json.ok()) return 0;
   if (api == 4) {
@@ -50,6 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)inferd::EncodeAnthropicMessage(messages->call, "text \xe2\x82", done);
     (void)inferd::EncodeAnthropicStreamStart(messages->call);
     (void)inferd::EncodeAnthropicStreamEnd(done);
+    if (messages->call.tools != nullptr) {
+      (void)inferd::EncodeAnthropicMessage(messages->call, kToolReply, done);
+      (void)inferd::EncodeAnthropicStreamToolEnd(kToolReply, done);
+    }
     return 0;
   }
   absl::StatusOr<inferd::ParsedGeneration> parsed =
@@ -76,6 +88,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   choice.done.done = true;
   choice.logprobs = logprobs;
   (void)inferd::EncodeGenerationReply(call, std::span(&choice, 1));
+  if (call.tools != nullptr) {
+    choice.text = kToolReply;
+    (void)inferd::EncodeGenerationReply(call, std::span(&choice, 1));
+    (void)inferd::EncodeStreamToolChoiceEnd(call, kToolReply, choice.done);
+  }
   (void)inferd::EncodeStreamError(call, absl::InvalidArgumentError("fuzz"));
   return 0;
 }

@@ -233,6 +233,26 @@ def write_generation_seeds() -> None:
                               {"type": "text", "text": "Hi"}]}],
                           "stop_sequences": ["END"], "stream": True,
                           "metadata": {"user_id": "u1"}}),
+        "chat_tools": (0, {"model": "smollm2", "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"}],
+            "tools": [{"type": "function", "function": {
+                "name": "get_weather", "description": "Weather", "strict": True,
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                               "required": ["city"]}}}],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+            "parallel_tool_calls": False, "stream": True}),
+        "anthropic_tools": (5, {"model": "smollm2", "max_tokens": 8, "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "w", "input": {"city": "Oslo"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "cold"}]}],
+            "tools": [{"name": "w", "input_schema": {"type": "object"}}],
+            "tool_choice": {"type": "any", "disable_parallel_tool_use": True}}),
     }
     for name, (api, body) in seeds.items():
         write("generation_body_fuzzer", name,

@@ -141,8 +141,10 @@ def test_a_bad_key_is_an_authentication_error(server_and_key):
 
 
 @pytest.mark.parametrize("extra, named", [
-    ({"tools": [{"name": "f", "input_schema": {"type": "object"}}]}, "tools"),
-    ({"tool_choice": {"type": "auto"}}, "tool_choice"),
+    # Custom tools are served (test_llm_tools.py); Anthropic's server tools are not.
+    ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools[0].type"),
+    ({"tools": [{"name": "f", "input_schema": {"type": "object"}, "cache_control": {
+        "type": "ephemeral"}}]}, "tools[0].cache_control"),
     ({"thinking": {"type": "enabled", "budget_tokens": 1024}}, "thinking"),
     ({"messages": [{"role": "user", "content": [
         {"type": "image", "source": {"type": "base64", "media_type": "image/png",

@@ -156,6 +156,48 @@ def _check_n(client):
     assert [c.index for c in reply.choices] == [0, 1]
 
 
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20}},
+                   "required": ["city"], "additionalProperties": False}}}
+TIME = {"type": "function", "function": {
+    "name": "get_time", "description": "The time in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 20}},
+                   "required": ["city"], "additionalProperties": False}}}
+WEATHER_QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def _calls(reply) -> list:
+    assert reply.choices[0].finish_reason == "tool_calls", reply
+    calls = reply.choices[0].message.tool_calls
+    for call in calls:
+        assert set(json.loads(call.function.arguments)) == {"city"}, call
+    return calls
+
+
+def _check_tools(client):
+    reply = chat(client, messages=WEATHER_QUESTION, max_tokens=64, tools=[WEATHER],
+                 tool_choice="required")
+    assert {c.function.name for c in _calls(reply)} == {"get_weather"}
+    assert chat(client, tools=[]).choices[0].message.content == text(chat(client))
+
+
+def _check_tool_choice(client):
+    named = chat(client, messages=WEATHER_QUESTION, max_tokens=64, tools=[WEATHER, TIME],
+                 tool_choice={"type": "function", "function": {"name": "get_time"}})
+    assert {c.function.name for c in _calls(named)} == {"get_time"}
+    none = chat(client, messages=WEATHER_QUESTION, tools=[WEATHER], tool_choice="none")
+    assert none.choices[0].message.tool_calls is None and none.choices[0].message.content
+
+
+def _check_parallel_tool_calls(client):
+    single = chat(client, messages=WEATHER_QUESTION, max_tokens=64, tools=[WEATHER],
+                  tool_choice="required", parallel_tool_calls=False)
+    assert len(_calls(single)) == 1
+    # Without tools it asks for nothing.
+    assert text(chat(client, parallel_tool_calls=False)) == text(chat(client))
+
+
 # Field -> a check that sends it through the client and sees its effect.
 CHAT_HONOURED: Dict[str, Callable] = {
     "model": _check_model,
@@ -175,13 +217,14 @@ CHAT_HONOURED: Dict[str, Callable] = {
     "frequency_penalty": _check_penalty("frequency_penalty"),
     "logit_bias": _check_logit_bias,
     "response_format": _check_response_format,
+    "tools": _check_tools,
+    "tool_choice": _check_tool_choice,
+    "parallel_tool_calls": _check_parallel_tool_calls,
 }
 
 # Fields accepted only at the value that asks for nothing (client libraries send their
 # defaults), refused at any other: (accepted value, refused value).
 CHAT_NEUTRAL_ONLY = {
-    "tools": ([], [{"type": "function", "function": {"name": "f", "parameters": {}}}]),
-    "tool_choice": ("none", "required"),
     "store": (False, True),
 }
 
@@ -205,15 +248,11 @@ CHAT_REFUSED = {
     "web_search_options": {},
 }
 
-# parallel_tool_calls asks for nothing without tools: any boolean is accepted.
-CHAT_NEUTRAL_ANY = {"parallel_tool_calls": [True, False]}
-
 
 def test_every_field_of_the_client_is_classified():
     from openai.types.chat import completion_create_params
 
-    classified = (set(CHAT_HONOURED) | set(CHAT_NEUTRAL_ONLY) | set(CHAT_REFUSED) |
-                  set(CHAT_NEUTRAL_ANY))
+    classified = set(CHAT_HONOURED) | set(CHAT_NEUTRAL_ONLY) | set(CHAT_REFUSED)
     assert classified == _client_fields(completion_create_params)
     from openai.types import completion_create_params as completions
 
@@ -247,11 +286,6 @@ def test_chat_field_is_accepted_only_when_it_asks_for_nothing(client, field):
     accepted, refused = CHAT_NEUTRAL_ONLY[field]
     assert text(chat(client, **{field: accepted})) == text(chat(client))
     _assert_refused(lambda: chat(client, **{field: refused}), field)
-
-
-def test_parallel_tool_calls_without_tools_changes_nothing(client):
-    for value in CHAT_NEUTRAL_ANY["parallel_tool_calls"]:
-        assert text(chat(client, parallel_tool_calls=value)) == text(chat(client))
 
 
 # ---- completions ---------------------------------------------------------------------------

@@ -58,8 +58,7 @@ def test_a_logit_bias_token_outside_the_vocabulary_is_refused(client):
 
 
 @pytest.mark.parametrize("field", [
-    {"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
-     "tool_choice": "required"},
+    {"store": True},
     {"user": "end-user-1"},
 ])
 def test_chat_fields_it_does_not_implement_are_refused_by_name(client, field):

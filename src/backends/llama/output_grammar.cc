@@ -4,6 +4,7 @@
 #include <exception>
 #include <string_view>
 
+#include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "json-schema-to-grammar.h"
@@ -189,8 +190,17 @@ absl::StatusOr<std::string> OutputGrammar(const OutputFormat& format) {
   switch (format.kind) {
     case OutputFormat::Kind::kJsonObject:
       return std::string(kJsonObjectGrammar);
-    case OutputFormat::Kind::kJsonSchema:
-      return SchemaGrammar(format.text);
+    case OutputFormat::Kind::kJsonSchema: {
+      absl::StatusOr<std::string> grammar = SchemaGrammar(format.text);
+      if (grammar.ok() || format.field.empty()) return grammar;
+      // A schema inferd built from other fields (a chat request's 'tools') is named by them.
+      std::string message(grammar.status().message());
+      if (message.starts_with(kSchemaField)) {
+        message.replace(0, kSchemaField.size(),
+                        StrCat("'", format.field, "' (the reply schema made of them)"));
+      }
+      return WithErrorField(absl::InvalidArgumentError(message), format.field);
+    }
     case OutputFormat::Kind::kGrammar:
       if (GrammarNesting(format.text) > kMaxOutputFormatNesting) {
         return absl::InvalidArgumentError(StrCat("'grammar' nests parentheses more than ",

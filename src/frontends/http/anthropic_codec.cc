@@ -10,6 +10,7 @@
 #include "common/http_status.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/infer_request.h"
 #include "frontends/http/generation_codec.h"
 #include "frontends/http/request_fields.h"
 
@@ -50,7 +51,10 @@ absl::Status CheckKeys(object o, std::span<const std::string_view> known, std::s
 
 // A content: a string, or a list of {"type": "text", "text": ...} blocks joined
 // with newlines. `where` names it in errors ("messages[2].content", "system").
-absl::StatusOr<std::string> ReadText(element value, const std::string& where) {
+// `role` (a message's) allows its tool blocks: an assistant's tool_use, a user's
+// tool_result; they become the tool format's JSON (generation_codec_tools.h).
+absl::StatusOr<std::string> ReadText(element value, const std::string& where,
+                                     std::string_view role = {}) {
   std::string_view text;
   if (!value.get(text)) return std::string(text);
   array blocks;
@@ -58,6 +62,7 @@ absl::StatusOr<std::string> ReadText(element value, const std::string& where) {
     return InvalidField(where, StrCat(where, ": must be a string or a list of content blocks"));
   }
   std::string joined;
+  std::vector<ToolCall> calls;
   size_t index = 0;
   for (element item : blocks) {
     const std::string block_name = StrCat(where, "[", index++, "]");
@@ -66,10 +71,51 @@ absl::StatusOr<std::string> ReadText(element value, const std::string& where) {
     if (item.get(block) || block["type"].get(type)) {
       return InvalidField(block_name, StrCat(block_name, ": must be an object with a 'type'"));
     }
+    if (type == "tool_use" && role == "assistant") {
+      static constexpr std::string_view kUseKeys[] = {"type", "id", "name", "input"};
+      RETURN_IF_ERROR(CheckKeys(block, kUseKeys, block_name));
+      std::string_view id, name;
+      object input;
+      if (block["id"].get(id) || id.size() > kMaxClientIdBytes || block["name"].get(name) ||
+          !IsToolName(name) || block["input"].get(input)) {
+        return InvalidField(
+            block_name,
+            StrCat(block_name, ": a tool_use block has an id (at most ", kMaxClientIdBytes,
+                   " bytes), a name (^[a-zA-Z0-9_-]{1,64}$) and an input object"));
+      }
+      if (calls.size() >= kMaxToolCallsPerMessage) {
+        return InvalidField(
+            where, StrCat(where, ": at most ", kMaxToolCallsPerMessage, " tool_use blocks"));
+      }
+      calls.push_back(ToolCall{std::string(id), std::string(name), simdjson::minify(input)});
+      continue;
+    }
+    if (type == "tool_result" && role == "user") {
+      static constexpr std::string_view kResultKeys[] = {"type", "tool_use_id", "content",
+                                                         "is_error"};
+      RETURN_IF_ERROR(CheckKeys(block, kResultKeys, block_name));
+      std::string_view id;
+      if (block["tool_use_id"].get(id) || id.size() > kMaxClientIdBytes) {
+        return InvalidField(
+            StrCat(block_name, ".tool_use_id"),
+            StrCat(block_name, ".tool_use_id: required, at most ", kMaxClientIdBytes, " bytes"));
+      }
+      std::string result;
+      element content;
+      if (!block["content"].get(content) && !content.is_null()) {
+        ASSIGN_OR_RETURN(result, ReadText(content, StrCat(block_name, ".content")));
+      }
+      bool is_error = false;
+      RETURN_IF_ERROR(ReadBool(block, "is_error", &is_error));
+      if (!joined.empty()) joined += '\n';
+      joined += ToolResultTurn(id, {}, result, is_error);
+      continue;
+    }
     if (type != "text") {
       return InvalidField(StrCat(block_name, ".type"),
-                          StrCat(block_name, ".type: '", type,
-                                 "' blocks are not supported by this server (only 'text'); "
+                          StrCat(block_name, ".type: '", type.substr(0, 64),
+                                 "' blocks are not supported here by this server (text; "
+                                 "tool_use in assistant turns, tool_result in user turns); "
                                  "remove them rather than have them ignored"));
     }
     static constexpr std::string_view kBlockKeys[] = {"type", "text"};
@@ -82,6 +128,7 @@ absl::StatusOr<std::string> ReadText(element value, const std::string& where) {
     if (!joined.empty()) joined += '\n';
     joined.append(block_text);
   }
+  if (!calls.empty()) return ToolCallsTurn(calls, joined);
   return joined;
 }
 
@@ -115,7 +162,7 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(object o) {
     if (message["content"].get(content)) {
       return InvalidField(StrCat(name, ".content"), StrCat(name, ".content: required"));
     }
-    ASSIGN_OR_RETURN(std::string text, ReadText(content, StrCat(name, ".content")));
+    ASSIGN_OR_RETURN(std::string text, ReadText(content, StrCat(name, ".content"), role));
     out.push_back(ChatMessage{std::string(role), std::move(text)});
   }
   // An assistant turn last asks the model to continue it (Anthropic's prefill);
@@ -129,14 +176,15 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(object o) {
   return out;
 }
 
-std::string_view StopReason(const GenerationEvent& done) {
+std::string_view StopReason(const GenerationEvent& done, bool tool_use = false) {
+  if (tool_use) return "tool_use";
   if (done.finish_reason == FinishReason::kLength) return "max_tokens";
   return done.stop_sequence.empty() ? "end_turn" : "stop_sequence";
 }
 
-void WriteStop(Writer& w, const GenerationEvent& done) {
+void WriteStop(Writer& w, const GenerationEvent& done, bool tool_use = false) {
   w.Key("stop_reason");
-  String(w, StopReason(done));
+  String(w, StopReason(done, tool_use));
   w.Key("stop_sequence");
   if (done.stop_sequence.empty()) {
     w.Null();
@@ -175,6 +223,26 @@ std::string Event(std::string_view name, const rapidjson::StringBuffer& buffer) 
   return event;
 }
 
+// message_delta (the stop reason, the usage) and message_stop.
+std::string MessageEnd(const GenerationEvent& done, bool tool_use) {
+  std::string events;
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  w.Key("type");
+  String(w, "message_delta");
+  w.Key("delta");
+  w.StartObject();
+  WriteStop(w, done, tool_use);
+  w.EndObject();
+  // Cumulative counts (Anthropic's SDKs overwrite message_start's with them).
+  WriteUsage(w, done.usage.prompt_tokens, done.usage.completion_tokens);
+  w.EndObject();
+  events += Event("message_delta", buffer);
+  events += "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+  return events;
+}
+
 std::string_view ErrorType(unsigned http_status) {
   switch (http_status) {
     case 400:
@@ -207,8 +275,9 @@ absl::StatusOr<ParsedAnthropicMessages> ParseAnthropicMessages(element body) {
   // cache_prompt is inferd's extension, as on the OpenAI paths (false: process
   // the whole prompt, reusing no cached prefix).
   static constexpr std::string_view kFields[] = {
-      "model", "max_tokens", "messages", "system",         "temperature", "top_p",
-      "top_k", "stream",     "metadata", "stop_sequences", "cache_prompt"};
+      "model",        "max_tokens", "messages",   "system",   "temperature",
+      "top_p",        "top_k",      "stream",     "metadata", "stop_sequences",
+      "cache_prompt", "tools",      "tool_choice"};
   RETURN_IF_ERROR(CheckKeys(o, kFields, ""));
   ParsedAnthropicMessages parsed;
   parsed.request = std::make_unique<GenerateRequest>();
@@ -267,6 +336,11 @@ absl::StatusOr<ParsedAnthropicMessages> ParseAnthropicMessages(element body) {
   }
   RETURN_IF_ERROR(CheckPromptBytes(bytes, "messages"));
   request.chat = true;
+  ASSIGN_OR_RETURN(ToolSet tools, ReadAnthropicTools(o));
+  if (tools.active()) {
+    RETURN_IF_ERROR(ApplyTools(tools, request));
+    parsed.call.tools = std::make_shared<const ToolSet>(std::move(tools));
+  }
   parsed.call.id = "msg_";
   return parsed;
 }
@@ -279,14 +353,33 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
   WriteMessageHead(w, call);
   w.Key("content");
   w.StartArray();
-  w.StartObject();
-  w.Key("type");
-  String(w, "text");
-  w.Key("text");
-  String(w, text);
-  w.EndObject();
+  ToolReply tools;
+  if (call.tools != nullptr) {
+    tools = ParseToolReply(text, "toolu_");
+    text = tools.content;
+  }
+  if (tools.calls.empty()) {
+    w.StartObject();
+    w.Key("type");
+    String(w, "text");
+    w.Key("text");
+    String(w, text);
+    w.EndObject();
+  }
+  for (const ToolCall& tool_call : tools.calls) {
+    w.StartObject();
+    w.Key("type");
+    String(w, "tool_use");
+    w.Key("id");
+    String(w, tool_call.id);
+    w.Key("name");
+    String(w, tool_call.name);
+    w.Key("input");
+    w.RawValue(tool_call.arguments.data(), tool_call.arguments.size(), rapidjson::kObjectType);
+    w.EndObject();
+  }
   w.EndArray();
-  WriteStop(w, done);
+  WriteStop(w, done, !tools.calls.empty());
   WriteUsage(w, done.usage.prompt_tokens, done.usage.completion_tokens);
   w.EndObject();
   HttpReply reply;
@@ -295,6 +388,10 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
 }
 
 std::string EncodeAnthropicStreamStart(const AnthropicCall& call) {
+  return EncodeAnthropicStreamHead(call, /*text_block=*/true);
+}
+
+std::string EncodeAnthropicStreamHead(const AnthropicCall& call, bool text_block) {
   std::string events;
   {
     rapidjson::StringBuffer buffer;
@@ -319,11 +416,13 @@ std::string EncodeAnthropicStreamStart(const AnthropicCall& call) {
     w.EndObject();
     events += Event("message_start", buffer);
   }
-  events +=
-      "event: content_block_start\ndata: "
-      "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
-      "\"type\":\"text\","
-      "\"text\":\"\"}}\n\n";
+  if (text_block) {
+    events +=
+        "event: content_block_start\ndata: "
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
+        "\"type\":\"text\","
+        "\"text\":\"\"}}\n\n";
+  }
   events += "event: ping\ndata: {\"type\":\"ping\"}\n\n";
   return events;
 }
@@ -353,21 +452,69 @@ std::string EncodeAnthropicStreamEnd(const GenerationEvent& done) {
   events +=
       "event: content_block_stop\ndata: "
       "{\"type\":\"content_block_stop\",\"index\":0}\n\n";
-  rapidjson::StringBuffer buffer;
-  Writer w(buffer);
-  w.StartObject();
-  w.Key("type");
-  String(w, "message_delta");
-  w.Key("delta");
-  w.StartObject();
-  WriteStop(w, done);
-  w.EndObject();
-  // Cumulative counts (Anthropic's SDKs overwrite message_start's with them).
-  WriteUsage(w, done.usage.prompt_tokens, done.usage.completion_tokens);
-  w.EndObject();
-  events += Event("message_delta", buffer);
-  events += "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
-  return events;
+  return events + MessageEnd(done, false);
+}
+
+std::string EncodeAnthropicStreamToolEnd(std::string_view text, const GenerationEvent& done) {
+  const ToolReply reply = ParseToolReply(text, "toolu_");
+  if (reply.calls.empty()) {
+    std::string events =
+        "event: content_block_start\ndata: "
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
+        "\"type\":\"text\",\"text\":\"\"}}\n\n";
+    GenerationEvent last = done;
+    last.text = reply.content;
+    return events + EncodeAnthropicStreamEnd(last);
+  }
+  std::string events;
+  int index = 0;
+  for (const ToolCall& call : reply.calls) {
+    {
+      rapidjson::StringBuffer buffer;
+      Writer w(buffer);
+      w.StartObject();
+      w.Key("type");
+      String(w, "content_block_start");
+      w.Key("index");
+      w.Int(index);
+      w.Key("content_block");
+      w.StartObject();
+      w.Key("type");
+      String(w, "tool_use");
+      w.Key("id");
+      String(w, call.id);
+      w.Key("name");
+      String(w, call.name);
+      w.Key("input");
+      w.StartObject();
+      w.EndObject();
+      w.EndObject();
+      w.EndObject();
+      events += Event("content_block_start", buffer);
+    }
+    {
+      rapidjson::StringBuffer buffer;
+      Writer w(buffer);
+      w.StartObject();
+      w.Key("type");
+      String(w, "content_block_delta");
+      w.Key("index");
+      w.Int(index);
+      w.Key("delta");
+      w.StartObject();
+      w.Key("type");
+      String(w, "input_json_delta");
+      w.Key("partial_json");
+      String(w, call.arguments);
+      w.EndObject();
+      w.EndObject();
+      events += Event("content_block_delta", buffer);
+    }
+    events += StrCat("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":",
+                     index, "}\n\n");
+    ++index;
+  }
+  return events + MessageEnd(done, true);
 }
 
 std::string EncodeAnthropicStreamError(const absl::Status& status) {

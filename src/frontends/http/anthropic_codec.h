@@ -4,8 +4,8 @@
 //
 // Bounded as the OpenAI codec bounds (request_fields.h, core/generation.h): the
 // same limits on prompt bytes, messages, stop strings and sampling values.
-// Every field Anthropic defines that inferd does not implement (tools, images,
-// thinking, ...) is refused with a 400 naming it, never accepted and ignored.
+// Every field Anthropic defines that inferd does not implement (server tools,
+// images, thinking, ...) is refused with a 400 naming it, never accepted and ignored.
 #ifndef INFERD_FRONTENDS_HTTP_ANTHROPIC_CODEC_H_
 #define INFERD_FRONTENDS_HTTP_ANTHROPIC_CODEC_H_
 
@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/generation.h"
+#include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/http_types.h"
 
 namespace inferd {
@@ -27,6 +28,9 @@ struct AnthropicCall {
   std::string model;
   std::string id;  // "msg_..."
   bool stream = false;
+  // With tools that may be called (ToolSet::active): the text is the tool format's JSON,
+  // answered as text or tool_use blocks (a stream sends them once generation ends).
+  std::shared_ptr<const ToolSet> tools;
 };
 
 struct ParsedAnthropicMessages {
@@ -51,6 +55,12 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
 // content_block_start and a ping; a content_block_delta for each piece of text;
 // then content_block_stop, message_delta (stop reason, usage) and message_stop.
 std::string EncodeAnthropicStreamStart(const AnthropicCall& call);
+// message_start, the text block's content_block_start when `text_block` (without: with
+// call.tools, whose blocks come with the end), and a ping.
+std::string EncodeAnthropicStreamHead(const AnthropicCall& call, bool text_block);
+// With call.tools: the blocks of the whole `text` (a text block, or a tool_use block per call
+// with its input as one input_json_delta), then message_delta and message_stop.
+std::string EncodeAnthropicStreamToolEnd(std::string_view text, const GenerationEvent& done);
 std::string EncodeAnthropicStreamText(std::string_view text);
 std::string EncodeAnthropicStreamEnd(const GenerationEvent& done);
 // An error after the stream started: one `event: error`.

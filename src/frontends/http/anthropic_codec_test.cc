@@ -72,8 +72,10 @@ TEST_F(AnthropicCodecTest, MaxTokensIsRequired) {
 }
 
 TEST_F(AnthropicCodecTest, RefusesWhatItDoesNotImplementByName) {
-  EXPECT_EQ(RefusedField(With(R"("tools":[{"name":"f"}])")), "tools");
-  EXPECT_EQ(RefusedField(With(R"("tool_choice":{"type":"auto"})")), "tool_choice");
+  // Tools are implemented (generation_codec_tools_test.cc); server tools are not.
+  EXPECT_EQ(RefusedField(With(R"("tools":[{"name":"f"}])")), "tools[0].input_schema");
+  EXPECT_EQ(RefusedField(With(R"("tools":[{"type":"web_search_20250305","name":"s"}])")),
+            "tools[0].type");
   EXPECT_EQ(RefusedField(With(R"("thinking":{"type":"enabled","budget_tokens":1024})")),
             "thinking");
   EXPECT_EQ(RefusedField(With(R"("metadata":{"user_id":"u","tier":"x"})")), "metadata.tier");
@@ -115,7 +117,7 @@ TEST_F(AnthropicCodecTest, BoundsEveryValue) {
 }
 
 TEST(AnthropicEncodeTest, AReplyHasAnthropicsMessageShape) {
-  AnthropicCall call{"m", "msg_1", false};
+  AnthropicCall call{"m", "msg_1", false, nullptr};
   GenerationEvent done;
   done.done = true;
   done.finish_reason = FinishReason::kStop;
@@ -145,7 +147,7 @@ TEST(AnthropicEncodeTest, AReplyHasAnthropicsMessageShape) {
 }
 
 TEST(AnthropicEncodeTest, AStreamHasAnthropicsEventsInOrder) {
-  AnthropicCall call{"m", "msg_1", true};
+  AnthropicCall call{"m", "msg_1", true, nullptr};
   GenerationEvent done;
   done.done = true;
   done.text = "!";

@@ -43,6 +43,13 @@ class AnthropicSink {
       return;
     }
     if (stream_ == nullptr && !StartStream()) return;
+    if (call_.tools != nullptr) {
+      // Tool calls are known once the reply's JSON is whole: it is held back until then.
+      text_ += event.text;
+      if (!event.done) return;
+      finished_ = true;
+      return stream_->End(EncodeAnthropicStreamToolEnd(text_, event));
+    }
     if (!event.done) return stream_->Write(EncodeAnthropicStreamText(event.text));
     finished_ = true;
     stream_->End(EncodeAnthropicStreamEnd(event));
@@ -59,7 +66,7 @@ class AnthropicSink {
       responder_->Send(ErrorReply(501, "this connection cannot stream"));
       return false;
     }
-    stream_->Write(EncodeAnthropicStreamStart(call_));
+    stream_->Write(EncodeAnthropicStreamHead(call_, /*text_block=*/call_.tools == nullptr));
     return true;
   }
 

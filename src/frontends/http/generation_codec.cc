@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "core/infer_request.h"
+#include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/openai_error.h"
 #include "frontends/http/request_fields.h"
 
@@ -286,6 +287,46 @@ absl::StatusOr<std::string> ReadContent(element value, size_t index) {
   return joined;
 }
 
+// An assistant message's tool_calls: [{"id", "type": "function", "function": {"name",
+// "arguments"}}], at most kMaxToolCallsPerMessage.
+absl::StatusOr<std::vector<ToolCall>> ReadHistoryCalls(array calls, size_t index) {
+  const std::string field = StrCat("messages[", index, "].tool_calls");
+  if (calls.size() > kMaxToolCallsPerMessage) {
+    return InvalidField(field, StrCat(field, " may hold at most ", kMaxToolCallsPerMessage,
+                                      " calls, got ", calls.size()));
+  }
+  std::vector<ToolCall> out;
+  size_t i = 0;
+  size_t bytes = 0;
+  for (element item : calls) {
+    const std::string where = StrCat(field, "[", i++, "]");
+    object call, function;
+    std::string_view id, type, name, arguments;
+    if (item.get(call) || call["id"].get(id) || call["type"].get(type) || type != "function" ||
+        call["function"].get(function) || function["name"].get(name) ||
+        function["arguments"].get(arguments)) {
+      return InvalidField(where, StrCat(where,
+                                        " must be {\"id\", \"type\": \"function\", "
+                                        "\"function\": {\"name\", \"arguments\": a string}}"));
+    }
+    if (id.size() > kMaxClientIdBytes || !IsToolName(name)) {
+      return InvalidField(where, StrCat(where, ": an id of at most ", kMaxClientIdBytes,
+                                        " bytes and a name matching ^[a-zA-Z0-9_-]{1,64}$"));
+    }
+    for (auto [key, value] : call) {
+      if (key != "id" && key != "type" && key != "function" && !value.is_null()) {
+        return InvalidField(StrCat(where, ".", key),
+                            StrCat(where, ".", key, " is not supported by this server"));
+      }
+    }
+    // Bounded before the arguments are parsed again to be written into the turn.
+    bytes += arguments.size();
+    RETURN_IF_ERROR(CheckPromptBytes(bytes, field));
+    out.push_back(ToolCall{std::string(id), std::string(name), std::string(arguments)});
+  }
+  return out;
+}
+
 int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -484,6 +525,81 @@ std::string OpenAiChunk(const GenerationCall& call, int index, std::string_view 
   return Event(buffer);
 }
 
+// A chat message's content, or its tool_calls (content null), in OpenAI's shape.
+void WriteToolReply(Writer& w, const ToolReply& reply) {
+  w.Key("content");
+  if (reply.calls.empty()) return String(w, reply.content);
+  w.Null();
+  w.Key("tool_calls");
+  w.StartArray();
+  for (const ToolCall& call : reply.calls) {
+    w.StartObject();
+    w.Key("id");
+    String(w, call.id);
+    w.Key("type");
+    String(w, "function");
+    w.Key("function");
+    w.StartObject();
+    w.Key("name");
+    String(w, call.name);
+    w.Key("arguments");
+    String(w, call.arguments);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// A chat chunk with one tool call of choice `index` (the call whole: its id, name and
+// arguments in one delta), or, with `call` null, the choice's finish reason "tool_calls".
+std::string ToolCallChunk(const GenerationCall& head, int index, const ToolCall* call,
+                          int call_index) {
+  rapidjson::StringBuffer buffer;
+  Writer w(buffer);
+  w.StartObject();
+  WriteOpenAiHead(w, head, true);
+  w.Key("choices");
+  w.StartArray();
+  w.StartObject();
+  w.Key("index");
+  w.Int(index);
+  w.Key("delta");
+  w.StartObject();
+  if (call != nullptr) {
+    w.Key("tool_calls");
+    w.StartArray();
+    w.StartObject();
+    w.Key("index");
+    w.Int(call_index);
+    w.Key("id");
+    String(w, call->id);
+    w.Key("type");
+    String(w, "function");
+    w.Key("function");
+    w.StartObject();
+    w.Key("name");
+    String(w, call->name);
+    w.Key("arguments");
+    String(w, call->arguments);
+    w.EndObject();
+    w.EndObject();
+    w.EndArray();
+  }
+  w.EndObject();
+  w.Key("logprobs");
+  w.Null();
+  w.Key("finish_reason");
+  if (call == nullptr) {
+    String(w, "tool_calls");
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  return Event(buffer);
+}
+
 }  // namespace
 
 absl::Status CheckPromptBytes(size_t bytes, std::string_view field) {
@@ -508,6 +624,8 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
   std::vector<ChatMessage> out;
   size_t index = 0;
   size_t bytes = 0;
+  // The functions of the calls seen so far, by id: a tool message names only its call.
+  std::vector<std::pair<std::string, std::string>> call_names;
   for (element item : messages) {
     object message;
     std::string_view role;
@@ -517,19 +635,47 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
     }
     for (auto [key, value] : message) {
       if (key == "role" || key == "content" || value.is_null()) continue;
+      if (role == "assistant" && key == "tool_calls") continue;
+      if (role == "tool" && (key == "tool_call_id" || key == "name")) continue;
       return InvalidField(StrCat("messages[", index, "].", key),
                           StrCat("messages[", index, "].", key,
                                  " is not supported by this server (a message has a role and a "
-                                 "content); remove it rather than have it ignored"));
+                                 "content; an assistant's may have tool_calls, a tool's a "
+                                 "tool_call_id); remove it rather than have it ignored"));
     }
     element content;
     std::string text;
     if (!message["content"].get(content)) {
       ASSIGN_OR_RETURN(text, ReadContent(content, index));
     }
-    bytes += text.size() + role.size();
+    std::string out_role(role);
+    array calls;
+    if (role == "assistant" && !message["tool_calls"].get(calls)) {
+      ASSIGN_OR_RETURN(std::vector<ToolCall> read, ReadHistoryCalls(calls, index));
+      for (const ToolCall& call : read) call_names.emplace_back(call.id, call.name);
+      if (!read.empty()) text = ToolCallsTurn(read, text);
+    } else if (role == "tool") {
+      std::string_view id;
+      if (message["tool_call_id"].get(id) || id.size() > kMaxClientIdBytes) {
+        return InvalidField(StrCat("messages[", index, "].tool_call_id"),
+                            StrCat("messages[", index,
+                                   "].tool_call_id is required with role tool: "
+                                   "the id of the call answered, at most ",
+                                   kMaxClientIdBytes, " bytes"));
+      }
+      std::string_view name;
+      if (message["name"].get(name)) {
+        for (const auto& [call_id, call_name] : call_names) {
+          if (call_id == id) name = call_name;
+        }
+      }
+      // A template that knows no tools knows no tool role: the result is a user turn.
+      text = ToolResultTurn(id, name.substr(0, 64), text);
+      out_role = "user";
+    }
+    bytes += text.size() + out_role.size();
     RETURN_IF_ERROR(CheckPromptBytes(bytes, "messages"));
-    out.push_back(ChatMessage{std::string(role), std::move(text)});
+    out.push_back(ChatMessage{std::move(out_role), std::move(text)});
     ++index;
   }
   return out;
@@ -559,7 +705,10 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
                                                      "response_format",
                                                      "grammar",
                                                      "logprobs",
-                                                     "top_logprobs"};
+                                                     "top_logprobs",
+                                                     "tools",
+                                                     "tool_choice",
+                                                     "parallel_tool_calls"};
   static constexpr std::string_view kCompletionFields[] = {
       "model",      "prompt",          "n",       "stream",  "stream_options",
       "max_tokens", "response_format", "grammar", "logprobs"};
@@ -587,6 +736,16 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_completion_tokens", request));
     ASSIGN_OR_RETURN(request.messages, ParseChatMessages(o));
     request.chat = true;
+    ASSIGN_OR_RETURN(ToolSet tools, ReadOpenAiTools(o));
+    if (tools.active()) {
+      if (parsed.call.logprobs) {
+        return InvalidField("logprobs",
+                            "'logprobs' cannot be combined with 'tools' (the tokens "
+                            "would be the tool format's JSON)");
+      }
+      RETURN_IF_ERROR(ApplyTools(tools, request));
+      parsed.call.tools = std::make_shared<const ToolSet>(std::move(tools));
+    }
     parsed.call.id = "chatcmpl-";
   } else {
     // OpenAI's default for completions.
@@ -693,13 +852,20 @@ HttpReply EncodeGenerationReply(const GenerationCall& call,
       w.StartObject();
       w.Key("index");
       w.Int(index++);
+      std::string_view finish = FinishReasonName(choice.done.finish_reason);
       if (call.api == GenerationApi::kChat) {
         w.Key("message");
         w.StartObject();
         w.Key("role");
         String(w, "assistant");
-        w.Key("content");
-        String(w, choice.text);
+        if (call.tools != nullptr) {
+          const ToolReply reply = ParseToolReply(choice.text, "call_");
+          WriteToolReply(w, reply);
+          if (!reply.calls.empty()) finish = "tool_calls";
+        } else {
+          w.Key("content");
+          String(w, choice.text);
+        }
         w.EndObject();
       } else {
         w.Key("text");
@@ -707,7 +873,7 @@ HttpReply EncodeGenerationReply(const GenerationCall& call,
       }
       WriteLogprobs(w, call, choice.logprobs, 0);
       w.Key("finish_reason");
-      String(w, FinishReasonName(choice.done.finish_reason));
+      String(w, finish);
       w.EndObject();
     }
     w.EndArray();
@@ -760,6 +926,21 @@ std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEv
   }
   events += OpenAiChunk(call, index, {}, false, &done.finish_reason);
   return events;
+}
+
+std::string EncodeStreamToolChoiceEnd(const GenerationCall& call, std::string_view text,
+                                      const GenerationEvent& done, int index) {
+  const ToolReply reply = ParseToolReply(text, "call_");
+  std::string events;
+  if (reply.calls.empty()) {
+    if (!reply.content.empty()) events += OpenAiChunk(call, index, reply.content, false, nullptr);
+    return events + OpenAiChunk(call, index, {}, false, &done.finish_reason);
+  }
+  int call_index = 0;
+  for (const ToolCall& tool_call : reply.calls) {
+    events += ToolCallChunk(call, index, &tool_call, call_index++);
+  }
+  return events + ToolCallChunk(call, index, nullptr, 0);
 }
 
 std::string EncodeStreamFinish(const GenerationCall& call, const GenerationUsage& usage) {

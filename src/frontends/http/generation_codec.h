@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/generation.h"
+#include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/http_types.h"
 
 namespace inferd {
@@ -35,6 +36,9 @@ struct GenerationCall {
   int64_t created = 0;         // Unix seconds
   int n = 1;                   // OpenAI: choices to generate, 1..kMaxChoices; KServe: 1
   bool logprobs = false;       // OpenAI: the choices carry logprobs (else "logprobs": null)
+  // Chat with tools that may be called (ToolSet::active): each choice's text is the tool
+  // format's JSON, answered as tool_calls or content (a stream sends it when the choice ends).
+  std::shared_ptr<const ToolSet> tools;
 };
 
 // One finished choice: its text and its last event (finish reason, usage).
@@ -81,6 +85,10 @@ std::string EncodeStreamText(const GenerationCall& call, std::string_view text, 
                              std::span<const TokenLogprob> logprobs = {}, size_t offset = 0);
 std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEvent& done,
                                   int index = 0, size_t offset = 0);
+// With call.tools: the end of choice `index` whose whole text is `text` (held back until now):
+// its content, or its tool_calls deltas (OpenAI's chunk shapes), then its finish reason.
+std::string EncodeStreamToolChoiceEnd(const GenerationCall& call, std::string_view text,
+                                      const GenerationEvent& done, int index = 0);
 std::string EncodeStreamFinish(const GenerationCall& call, const GenerationUsage& usage);
 // The end of a one-choice stream: EncodeStreamChoiceEnd, then EncodeStreamFinish.
 std::string EncodeStreamEnd(const GenerationCall& call, const GenerationEvent& done);

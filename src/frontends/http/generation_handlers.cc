@@ -64,6 +64,16 @@ class GenerationSink {
       return;
     }
     if (stream_ == nullptr && !StartStream()) return;
+    if (call_.tools != nullptr) {
+      // Tool calls are known once the choice's JSON is whole: it is held back until then.
+      choice.text += event.text;
+      if (!event.done) return;
+      std::string events = EncodeStreamToolChoiceEnd(call_, choice.text, event, index);
+      choice.done = std::move(event);
+      if (++ended_ < call_.n) return stream_->Write(std::move(events));
+      finished_ = true;
+      return stream_->End(events + EncodeStreamFinish(call_, TotalUsage(choices_)));
+    }
     const size_t offset = choice.token_bytes;
     for (const TokenLogprob& token : event.logprobs) choice.token_bytes += token.token.size();
     if (!event.done) {
@@ -238,6 +248,17 @@ void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,
     return responder->Send(ErrorReply(400, "the body must be a JSON object"));
   absl::StatusOr<std::vector<ChatMessage>> messages = ParseChatMessages(fields);
   if (!messages.ok()) return responder->Send(ErrorReply(messages.status()));
+  // With `tools` (OpenAI's), the prompt a chat request with them would have.
+  absl::StatusOr<ToolSet> tools = ReadOpenAiTools(fields);
+  if (!tools.ok()) return responder->Send(ErrorReply(tools.status()));
+  if (tools->active()) {
+    GenerateRequest with_tools;
+    with_tools.messages = *std::move(messages);
+    if (absl::Status applied = ApplyTools(*tools, with_tools); !applied.ok()) {
+      return responder->Send(ErrorReply(applied));
+    }
+    messages = std::move(with_tools.messages);
+  }
   ctx.models->AcquireForInference(
       ref.name, ref.version, 0,
       [messages = *std::move(messages),
