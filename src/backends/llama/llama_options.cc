@@ -98,10 +98,11 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
       }
       options.special_tokens_in_messages = value == "true";
     } else if (key == "pooling") {
-      if (value != "auto" && value != "mean" && value != "cls" && value != "last") {
-        return absl::InvalidArgumentError(
-            StrCat(config_path, ": parameters.pooling: must be auto, mean, cls or last, got '",
-                   value, "'"));
+      if (value != "auto" && value != "mean" && value != "cls" && value != "last" &&
+          value != "rank") {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": parameters.pooling: must be auto, mean, cls, last or rank, got '",
+            value, "'"));
       }
       options.pooling = value;
     } else {
