@@ -176,3 +176,10 @@ def test_models_that_do_not_rerank_are_refused_from_their_config(server):
     assert response.status_code == 400 and "is a reranker" in response.json()["error"]["message"]
     generation = server.get(f"/v2/models/{MODEL}/stats").json()["model_stats"][0]["generation"]
     assert generation["rerank_requests"] >= 1 and generation["rerank_tokens"] > 0
+
+
+def test_an_encoder_does_not_generate(server):
+    # BERT's attention is not causal: decoding with it would give noise, so it is refused.
+    response = server.post("/v1/completions", {"model": MODEL, "prompt": "paris", "max_tokens": 3})
+    assert response.status_code == 400, response.text
+    assert "not causal" in response.json()["error"]["message"]

@@ -4,6 +4,7 @@
 #include <exception>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 
 #include <llama.h>
@@ -131,6 +132,13 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
       sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
   kv_bytes_ = KvCacheBytes(model_, context_, options_, embedder_.get());
+  // An encoder (BERT and its kin state <arch>.attention.causal false) has no causal attention
+  // and no KV cache: decoding with it gives noise, not text.
+  char arch[64] = {0}, causal[16] = {0};
+  llama_model_meta_val_str(model_, "general.architecture", arch, sizeof(arch));
+  generates_ = llama_model_meta_val_str(model_, StrCat(arch, ".attention.causal").c_str(), causal,
+                                        sizeof(causal)) <= 0 ||
+               std::string_view(causal) != "false";
   for (int i = 0; i < options_.parallel; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->seq = i;
@@ -168,6 +176,12 @@ absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
 }
 
 void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
+  if (!generates_) {
+    return Fail(*request, absl::InvalidArgumentError(
+                              "this model's attention is not causal (an encoder such as BERT, "
+                              "served for its embeddings or rerank scores): it does not "
+                              "generate text"));
+  }
   // Cheap checks first, on the caller's thread; rendering and tokenising on the preparation
   // thread (the class comment).
   if (absl::Status checked = preparer_.Check(*request); !checked.ok()) {

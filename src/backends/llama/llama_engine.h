@@ -103,6 +103,7 @@ class LlamaEngine : public GenerativeModel {
   std::unique_ptr<Embedder> embedder_;  // null: no embeddings
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
+  bool generates_ = true;  // false for an encoder (non-causal attention)
 
   mutable Mutex mu_;
   CondVar work_;
