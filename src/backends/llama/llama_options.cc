@@ -113,6 +113,12 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
           "max_tokens, max_queue, embeddings, pooling, special_tokens_in_messages)"));
     }
   }
+  if (options.pooling == "rank" && !options.embeddings) {
+    return absl::InvalidArgumentError(
+        StrCat(config_path,
+               ": parameters.pooling: rank makes a reranker, whose second context scores pairs: "
+               "it needs parameters.embeddings: true"));
+  }
   if (options.ubatch_size > options.batch_size) {
     return absl::InvalidArgumentError(StrCat(config_path, ": parameters.ubatch_size (",
                                              options.ubatch_size, ") must not exceed batch_size (",
