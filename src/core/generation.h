@@ -37,6 +37,8 @@ namespace inferd {
 // tokeniser pass over a body-sized prompt would cost the server seconds only to say it is
 // longer than any context; 1 MiB is far more than a 128k-token context's text.
 inline constexpr size_t kMaxPromptBytes = 1 << 20;
+// Documents one rerank request may score (each is a pass of the model).
+inline constexpr size_t kMaxRerankDocuments = 512;
 inline constexpr size_t kMaxStopStrings = 4;
 inline constexpr size_t kMaxStopBytes = 256;
 // OpenAI's "n": at most this many choices from one request (each is a sequence of its own in
@@ -186,6 +188,24 @@ struct EmbedRequest {
   std::function<void(absl::StatusOr<EmbedResult>)> on_done;
 };
 
+// Relevance scores of documents for a query (POST /v1/rerank), from a cross-encoder reranker
+// (parameters.pooling: rank): one score per document, in the documents' order, as llama.cpp's
+// rank pooling gives it (the classifier's first output, not normalised). Ownership and
+// callbacks as for EmbedRequest.
+struct RerankResult {
+  std::vector<float> scores;  // one per document, in order
+  int64_t prompt_tokens = 0;  // all pairs' tokens together
+};
+
+struct RerankRequest {
+  std::string query;                   // non-empty
+  std::vector<std::string> documents;  // 1..kMaxRerankDocuments, each non-empty
+  std::optional<TimePoint> deadline;
+  TimePoint arrival = Clock::now();
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::function<void(absl::StatusOr<RerankResult>)> on_done;
+};
+
 // A point-in-time view of a generating model, for statistics and metrics.
 struct GenerationStats {
   int64_t context_length = 0;  // tokens per sequence
@@ -201,6 +221,7 @@ struct GenerationStats {
   DurationStat ttft;        // time to first token per request
   DurationStat tpot;        // time per output token after the first, per request
   uint64_t embedding_requests = 0, embedding_tokens = 0;  // /v1/embeddings
+  uint64_t rerank_requests = 0, rerank_tokens = 0;        // /v1/rerank
 };
 
 // The limits every generation entry point applies, in one place (InferencePath::Generate):
@@ -227,6 +248,8 @@ class GenerativeModel {
   // Queues `request`; its outcome arrives through request->on_done (FailedPrecondition when
   // the model was not configured to compute embeddings).
   virtual void Embed(std::unique_ptr<EmbedRequest> request) = 0;
+  // As Embed, for a reranker (FailedPrecondition when the model is not one).
+  virtual void Rerank(std::unique_ptr<RerankRequest> request) = 0;
   // Ends every queued and running request with Unavailable and refuses new ones; returns
   // when the decode loop has stopped.
   virtual void Shutdown() = 0;

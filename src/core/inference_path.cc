@@ -185,6 +185,12 @@ void InferencePath::Embed(std::string_view name, int64_t timeout_us,
   };
   absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
   if (!config.ok()) return refuse(config.status());
+  if ((*config)->capabilities.reranks) {
+    return refuse(absl::InvalidArgumentError(
+        StrCat("model '", name,
+               "' is a reranker (parameters.pooling: rank): it scores documents at /v1/rerank "
+               "and computes no embeddings")));
+  }
   if (!(*config)->capabilities.embeds) {
     return refuse(absl::InvalidArgumentError(
         StrCat("model '", name, "' does not compute embeddings",
@@ -213,6 +219,52 @@ void InferencePath::Embed(std::string_view name, int64_t timeout_us,
         }
         if (acquired) acquired(*model);
         (*model)->Embed(std::move(*pending));
+      });
+}
+
+void InferencePath::Rerank(std::string_view name, int64_t timeout_us,
+                           std::unique_ptr<RerankRequest> request,
+                           std::function<void(const ModelHandle&)> acquired) {
+  auto refuse = [&request](absl::Status status) {
+    if (auto on_done = std::move(request->on_done)) on_done(std::move(status));
+  };
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+  if (!config.ok()) return refuse(config.status());
+  if (!(*config)->capabilities.reranks) {
+    return refuse(absl::InvalidArgumentError(
+        StrCat("model '", name, "' is not a reranker",
+               (*config)->capabilities.generates_text
+                   ? " (a llama cross-encoder reranker needs parameters.embeddings: true and "
+                     "parameters.pooling: rank in its config.yaml)"
+                   : StrCat(" (backend ", (*config)->backend, "); use its infer endpoint"))));
+  }
+  if (request->query.empty() || request->documents.empty() ||
+      request->documents.size() > kMaxRerankDocuments) {
+    return refuse(absl::InvalidArgumentError(
+        StrCat("a rerank request needs a query and 1 to ", kMaxRerankDocuments, " documents")));
+  }
+  size_t bytes = request->query.size();
+  for (const std::string& document : request->documents) bytes += document.size();
+  if (bytes > kMaxPromptBytes) {
+    return refuse(absl::InvalidArgumentError(StrCat("the query and documents are ", bytes,
+                                                    " bytes together; at most ", kMaxPromptBytes,
+                                                    " are allowed")));
+  }
+  absl::StatusOr<std::optional<TimePoint>> deadline =
+      DeadlineFor(**config, timeout_us, request->arrival);
+  if (!deadline.ok()) return refuse(deadline.status());
+  request->deadline = *deadline;
+  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
+  auto pending = std::make_shared<std::unique_ptr<RerankRequest>>(std::move(request));
+  models_->AcquireForInference(
+      name, std::nullopt, load_timeout_us,
+      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
+        if (!model.ok()) {
+          if (auto on_done = std::move((*pending)->on_done)) on_done(model.status());
+          return;
+        }
+        if (acquired) acquired(*model);
+        (*model)->Rerank(std::move(*pending));
       });
 }
 

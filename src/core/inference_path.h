@@ -93,6 +93,11 @@ class InferencePath : public StepRunner {
   // arrives through request->on_done.
   void Embed(std::string_view name, int64_t timeout_us, std::unique_ptr<EmbedRequest> request,
              std::function<void(const ModelHandle&)> acquired = nullptr);
+  // As Embed, for rerank: the model must be a reranker (parameters.embeddings: true with
+  // pooling: rank), checked from its config; the query and documents together at most
+  // kMaxPromptBytes, 1..kMaxRerankDocuments documents.
+  void Rerank(std::string_view name, int64_t timeout_us, std::unique_ptr<RerankRequest> request,
+              std::function<void(const ModelHandle&)> acquired = nullptr);
 
   // Metadata, without loading anything. NotFound: unknown model, or `version` is not one the
   // policy serves; Unavailable: the config is unusable.

@@ -332,8 +332,13 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
   if (config.backend == "llama") {
     config.capabilities.generates_text = true;
     const auto embeddings = config.parameters.find("embeddings");
-    config.capabilities.embeds =
+    const auto pooling = config.parameters.find("pooling");
+    // A reranker's second context pools by rank: it scores pairs and embeds nothing.
+    const bool rank = pooling != config.parameters.end() && pooling->second == "rank";
+    const bool second_context =
         embeddings != config.parameters.end() && embeddings->second == "true";
+    config.capabilities.embeds = second_context && !rank;
+    config.capabilities.reranks = second_context && rank;
   }
   if (root["precision"]) {
     ASSIGN_OR_RETURN(std::string precision, reader.String(root["precision"], "precision"));

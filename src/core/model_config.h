@@ -109,6 +109,7 @@ struct ConfigDefaults {
 struct ModelCapabilities {
   bool generates_text = false;  // GenerativeModel: chat, completions, KServe generate
   bool embeds = false;          // GenerativeModel::Embed (OpenAI /v1/embeddings)
+  bool reranks = false;         // GenerativeModel::Rerank (/v1/rerank): pooling rank
   bool pipeline = false;        // backend: pipeline; ModelConfig::pipeline is set
 };
 

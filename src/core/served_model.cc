@@ -151,6 +151,23 @@ void ServedModel::Embed(std::unique_ptr<EmbedRequest> request) {
   generator->Embed(std::move(request));
 }
 
+void ServedModel::Rerank(std::unique_ptr<RerankRequest> request) {
+  GenerativeModel* generator = generative_;
+  if (generator == nullptr) {
+    request->on_done(
+        absl::InvalidArgumentError(StrCat("model '", config_->name, "' (backend ", config_->backend,
+                                          ") is not a reranker; use its infer endpoint")));
+    return;
+  }
+  in_flight_.fetch_add(1, std::memory_order_acq_rel);
+  request->on_done = [this,
+                      done = std::move(request->on_done)](absl::StatusOr<RerankResult> result) {
+    in_flight_.fetch_sub(1, std::memory_order_acq_rel);
+    done(std::move(result));
+  };
+  generator->Rerank(std::move(request));
+}
+
 void ServedModel::Stop() {
   if (GenerativeModel* generator = generative_) generator->Shutdown();
   scheduler_.Stop();

@@ -71,6 +71,8 @@ class ServedModel {
   // Queues an embeddings request, counted as Generate's; the outcome arrives through
   // request->on_done (InvalidArgument when the model does not generate text).
   void Embed(std::unique_ptr<EmbedRequest> request);
+  // As Embed, for a rerank request.
+  void Rerank(std::unique_ptr<RerankRequest> request);
 
   // Refuses new requests and finishes the queued ones (a generative model's running
   // sequences end with Unavailable).

@@ -52,12 +52,15 @@ absl::StatusOr<std::unique_ptr<Embedder>> Embedder::Create(llama_model* model,
                ": llama.cpp could not create the embeddings context (parameters.embeddings; "
                "the reason is in the log above)"));
   }
-  const int64_t dimensions = llama_model_n_embd_out(model);
-  return std::unique_ptr<Embedder>(new Embedder(context, options.ubatch_size, dimensions));
+  const bool rank = pooling == LLAMA_POOLING_TYPE_RANK;
+  // Rank pooling gives the classifier's outputs (llama_get_embeddings_seq's float[n_cls_out]).
+  const int64_t dimensions = rank ? static_cast<int64_t>(llama_model_n_cls_out(model))
+                                  : static_cast<int64_t>(llama_model_n_embd_out(model));
+  return std::unique_ptr<Embedder>(new Embedder(context, options.ubatch_size, dimensions, rank));
 }
 
-Embedder::Embedder(llama_context* context, int64_t max_tokens, int64_t dimensions)
-    : context_(context), max_tokens_(max_tokens), dimensions_(dimensions) {}
+Embedder::Embedder(llama_context* context, int64_t max_tokens, int64_t dimensions, bool rank)
+    : context_(context), max_tokens_(max_tokens), dimensions_(dimensions), rank_(rank) {}
 
 Embedder::~Embedder() { llama_free(context_); }
 
@@ -89,6 +92,7 @@ absl::StatusOr<std::vector<float>> Embedder::Embed(const std::vector<int32_t>& t
   const float* pooled = llama_get_embeddings_seq(context_, 0);
   if (pooled == nullptr) return absl::InternalError("llama.cpp returned no pooled embedding");
   std::vector<float> out(pooled, pooled + dimensions_);
+  if (rank_) return out;  // scores, as llama.cpp's server reports them
   double norm = 0;
   for (float v : out) norm += static_cast<double>(v) * v;
   norm = std::sqrt(norm);

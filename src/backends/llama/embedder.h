@@ -26,8 +26,10 @@ namespace inferd {
 
 class Embedder {
  public:
-  // `pooling`: a llama_pooling_type other than NONE, UNSPECIFIED or RANK (the engine resolves
-  // the config's `pooling` against the file). `file` names the model in errors.
+  // `pooling`: a llama_pooling_type other than NONE or UNSPECIFIED (the engine resolves
+  // the config's `pooling` against the file). RANK makes it a reranker's: Embed gives the
+  // classifier's outputs, not normalised (a pair's score is the first). `file` names the model in
+  // errors.
   static absl::StatusOr<std::unique_ptr<Embedder>> Create(llama_model* model,
                                                           const LlamaOptions& options, int pooling,
                                                           const std::string& file);
@@ -40,15 +42,17 @@ class Embedder {
 
   int64_t max_tokens() const { return max_tokens_; }
   int64_t dimensions() const { return dimensions_; }
+  bool ranks() const { return rank_; }
   // Tokens the context's KV cache holds (for the memory budget).
   int64_t context_tokens() const;
 
  private:
-  Embedder(llama_context* context, int64_t max_tokens, int64_t dimensions);
+  Embedder(llama_context* context, int64_t max_tokens, int64_t dimensions, bool rank);
 
   llama_context* const context_;
   const int64_t max_tokens_;
   const int64_t dimensions_;
+  const bool rank_;
 };
 
 // The name of a llama_pooling_type for messages ("mean", "cls", ...).

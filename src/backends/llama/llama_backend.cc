@@ -29,6 +29,9 @@ class LlamaModel : public BackendModel, public GenerativeModel {
   }
   GenerationStats Stats() const override { return engine_->Stats(); }
   void Embed(std::unique_ptr<EmbedRequest> request) override { engine_->Embed(std::move(request)); }
+  void Rerank(std::unique_ptr<RerankRequest> request) override {
+    engine_->Rerank(std::move(request));
+  }
   void Shutdown() override { engine_->Shutdown(); }
 
   // Tensor requests to a generative model are served as generations by the inference path

@@ -4,17 +4,20 @@
 #include <exception>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <utility>
 
 #include <llama.h>
 #include <spdlog/spdlog.h>
 
 #include "backends/llama/model_loader.h"
+#include "backends/llama/rerank_prompt.h"
 #include "backends/llama/sampler_chain.h"
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/slot_choice.h"
 #include "backends/llama/text_assembler.h"
 #include "backends/llama/token_logprobs.h"
+#include "common/error_detail.h"
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -54,10 +57,38 @@ void FailChoice(GenerateRequest& request, int choice, const absl::Status& status
 
 }  // namespace
 
+// An embeddings request, or a rerank request (its inputs are the (query, document) pairs and
+// each "embedding" the classifier's outputs for one pair).
 struct LlamaEngine::EmbedJob {
-  std::unique_ptr<EmbedRequest> request;
+  std::unique_ptr<EmbedRequest> request;     // null for a rerank job
+  std::unique_ptr<RerankRequest> rerank;     // null for an embeddings job
   std::vector<std::vector<int32_t>> inputs;  // tokens of each input
   EmbedResult result;
+
+  bool cancelled() const {
+    return (request ? request->cancelled : rerank->cancelled)->load(std::memory_order_acquire);
+  }
+  const std::optional<TimePoint>& deadline() const {
+    return request ? request->deadline : rerank->deadline;
+  }
+  // Calls the request's callback (once) with `status`, or the result when it is OK.
+  void Answer(absl::Status status) {
+    if (request != nullptr) {
+      auto callback = std::move(request->on_done);
+      if (!callback) return;
+      if (status.ok()) return callback(std::move(result));
+      return callback(std::move(status));
+    }
+    auto callback = std::move(rerank->on_done);
+    if (!callback) return;
+    if (!status.ok()) return callback(std::move(status));
+    RerankResult scores;
+    scores.prompt_tokens = result.prompt_tokens;
+    for (const std::vector<float>& outputs : result.embeddings) {
+      scores.scores.push_back(outputs.empty() ? 0.0f : outputs[0]);
+    }
+    callback(std::move(scores));
+  }
 };
 
 struct LlamaEngine::Slot {
@@ -101,6 +132,13 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
       sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
   kv_bytes_ = KvCacheBytes(model_, context_, options_, embedder_.get());
+  // An encoder (BERT and its kin state <arch>.attention.causal false) has no causal attention
+  // and no KV cache: decoding with it gives noise, not text.
+  char arch[64] = {0}, causal[16] = {0};
+  llama_model_meta_val_str(model_, "general.architecture", arch, sizeof(arch));
+  generates_ = llama_model_meta_val_str(model_, StrCat(arch, ".attention.causal").c_str(), causal,
+                                        sizeof(causal)) <= 0 ||
+               std::string_view(causal) != "false";
   for (int i = 0; i < options_.parallel; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->seq = i;
@@ -138,6 +176,12 @@ absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
 }
 
 void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
+  if (!generates_) {
+    return Fail(*request, absl::InvalidArgumentError(
+                              "this model's attention is not causal (an encoder such as BERT, "
+                              "served for its embeddings or rerank scores): it does not "
+                              "generate text"));
+  }
   // Cheap checks first, on the caller's thread; rendering and tokenising on the preparation
   // thread (the class comment).
   if (absl::Status checked = preparer_.Check(*request); !checked.ok()) {
@@ -221,10 +265,10 @@ void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
     auto callback = std::move(request->on_done);
     if (callback) callback(std::move(status));
   };
-  if (embedder_ == nullptr) {
+  if (embedder_ == nullptr || embedder_->ranks()) {
     return fail(absl::FailedPreconditionError(
         "this model does not compute embeddings (set parameters.embeddings: true in its "
-        "config.yaml)"));
+        "config.yaml, with a pooling other than rank)"));
   }
   if (request->dimensions && *request->dimensions != embedder_->dimensions()) {
     return fail(absl::InvalidArgumentError(
@@ -243,6 +287,40 @@ void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
     job->result.prompt_tokens += n;
     job->inputs.push_back(std::move(tokens));
   }
+  job->request = std::move(request);
+  QueueEmbedJob(std::move(job));
+}
+
+void LlamaEngine::Rerank(std::unique_ptr<RerankRequest> request) {
+  auto fail = [&request](absl::Status status) {
+    auto callback = std::move(request->on_done);
+    if (callback) callback(std::move(status));
+  };
+  if (embedder_ == nullptr || !embedder_->ranks()) {
+    return fail(absl::FailedPreconditionError(
+        "this model is not a reranker (set parameters.embeddings: true and pooling: rank in "
+        "its config.yaml)"));
+  }
+  auto job = std::make_unique<EmbedJob>();
+  for (size_t i = 0; i < request->documents.size(); ++i) {
+    std::vector<int32_t> tokens =
+        RerankPromptTokens(model_, tokenizer_, request->query, request->documents[i]);
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    if (n == 0 || n > embedder_->max_tokens()) {
+      return fail(WithErrorField(
+          absl::InvalidArgumentError(StrCat(
+              "the query with documents[", i, "] is ", n, " tokens, but this model scores 1 to ",
+              embedder_->max_tokens(), " tokens per pair (parameters.ubatch_size)")),
+          "documents"));
+    }
+    job->result.prompt_tokens += n;
+    job->inputs.push_back(std::move(tokens));
+  }
+  job->rerank = std::move(request);
+  QueueEmbedJob(std::move(job));
+}
+
+void LlamaEngine::QueueEmbedJob(std::unique_ptr<EmbedJob> job) {
   absl::Status refused;
   {
     MutexLock lock(&mu_);
@@ -254,11 +332,10 @@ void LlamaEngine::Embed(std::unique_ptr<EmbedRequest> request) {
       refused = absl::ResourceExhaustedError(
           StrCat("the model's queue is full: ", waiting, " requests wait (parameters.max_queue)"));
     } else {
-      job->request = std::move(request);
       embed_queue_.push_back(std::move(job));
     }
   }
-  if (!refused.ok()) return fail(std::move(refused));
+  if (!refused.ok()) return job->Answer(std::move(refused));
   work_.NotifyOne();
 }
 
@@ -270,10 +347,8 @@ void LlamaEngine::EmbedStep() {
     embed_queue_.pop_front();
   }
   EmbedJob& job = *embedding_;
-  if (job.request->cancelled->load(std::memory_order_acquire)) {
-    return FinishEmbedding(absl::CancelledError("the client went away"));
-  }
-  if (job.request->deadline && Clock::now() >= *job.request->deadline) {
+  if (job.cancelled()) return FinishEmbedding(absl::CancelledError("the client went away"));
+  if (job.deadline() && Clock::now() >= *job.deadline()) {
     return FinishEmbedding(
         absl::DeadlineExceededError("the request's deadline passed while it was embedded"));
   }
@@ -288,20 +363,16 @@ void LlamaEngine::FinishEmbedding(absl::Status status) {
   std::unique_ptr<EmbedJob> job = std::move(embedding_);
   {
     MutexLock lock(&mu_);
-    ++stats_.embedding_requests;
+    const bool rerank = job->rerank != nullptr;
+    ++(rerank ? stats_.rerank_requests : stats_.embedding_requests);
     if (status.ok()) {
-      stats_.embedding_tokens += static_cast<uint64_t>(job->result.prompt_tokens);
+      (rerank ? stats_.rerank_tokens : stats_.embedding_tokens) +=
+          static_cast<uint64_t>(job->result.prompt_tokens);
     } else {
       ++stats_.requests_failed;
     }
   }
-  auto callback = std::move(job->request->on_done);
-  if (!callback) return;
-  if (status.ok()) {
-    callback(std::move(job->result));
-  } else {
-    callback(std::move(status));
-  }
+  job->Answer(std::move(status));
 }
 
 GenerationStats LlamaEngine::Stats() const {
@@ -490,11 +561,7 @@ void LlamaEngine::Loop() {
     embeds.swap(embed_queue_);
   }
   if (embedding_ != nullptr) embeds.push_front(std::move(embedding_));
-  for (auto& job : embeds) {
-    if (auto callback = std::move(job->request->on_done)) {
-      callback(absl::UnavailableError("the model was unloaded"));
-    }
-  }
+  for (auto& job : embeds) job->Answer(absl::UnavailableError("the model was unloaded"));
   for (auto& slot : slots_) {
     if (slot->request != nullptr) {
       Finish(*slot, absl::UnavailableError("the model was unloaded"), FinishReason::kNone);

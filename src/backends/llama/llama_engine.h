@@ -58,6 +58,9 @@ class LlamaEngine : public GenerativeModel {
   // decode loop embeds one input between two decode steps, so a long list delays the
   // generating sequences by one input's pass at a time.
   void Embed(std::unique_ptr<EmbedRequest> request) override;
+  // As Embed, for a reranker: each (query, document) pair is tokenised here as llama.cpp's
+  // server builds it (rerank_prompt.h) and scored by the decode loop one pair at a time.
+  void Rerank(std::unique_ptr<RerankRequest> request) override;
   void Shutdown() override;
 
   // Weights plus the KV cache, what the memory budget counts.
@@ -87,6 +90,8 @@ class LlamaEngine : public GenerativeModel {
   // Embeds the next input of the running embeddings request (taking the next queued one when
   // none runs) and answers it once its last input is done.
   void EmbedStep();
+  // Queues an embeddings or rerank job, or answers it at once (queue full, shutting down).
+  void QueueEmbedJob(std::unique_ptr<EmbedJob> job);
   // Answers the running embeddings request with `status` (OK: its result).
   void FinishEmbedding(absl::Status status);
 
@@ -98,6 +103,7 @@ class LlamaEngine : public GenerativeModel {
   std::unique_ptr<Embedder> embedder_;  // null: no embeddings
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
+  bool generates_ = true;  // false for an encoder (non-causal attention)
 
   mutable Mutex mu_;
   CondVar work_;

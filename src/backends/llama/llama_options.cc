@@ -98,10 +98,11 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
       }
       options.special_tokens_in_messages = value == "true";
     } else if (key == "pooling") {
-      if (value != "auto" && value != "mean" && value != "cls" && value != "last") {
-        return absl::InvalidArgumentError(
-            StrCat(config_path, ": parameters.pooling: must be auto, mean, cls or last, got '",
-                   value, "'"));
+      if (value != "auto" && value != "mean" && value != "cls" && value != "last" &&
+          value != "rank") {
+        return absl::InvalidArgumentError(StrCat(
+            config_path, ": parameters.pooling: must be auto, mean, cls, last or rank, got '",
+            value, "'"));
       }
       options.pooling = value;
     } else {
@@ -111,6 +112,12 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
           "batch_threads, batch_size, ubatch_size, kv_cache_type, flash_attention, kv_unified, "
           "max_tokens, max_queue, embeddings, pooling, special_tokens_in_messages)"));
     }
+  }
+  if (options.pooling == "rank" && !options.embeddings) {
+    return absl::InvalidArgumentError(
+        StrCat(config_path,
+               ": parameters.pooling: rank makes a reranker, whose second context scores pairs: "
+               "it needs parameters.embeddings: true"));
   }
   if (options.ubatch_size > options.batch_size) {
     return absl::InvalidArgumentError(StrCat(config_path, ": parameters.ubatch_size (",

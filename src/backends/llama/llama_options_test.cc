@@ -71,10 +71,19 @@ TEST(LlamaOptionsTest, EmbeddingsAreOffUntilAsked) {
   ASSERT_TRUE(on.ok()) << on.status();
   EXPECT_TRUE(on->embeddings);
   EXPECT_EQ(on->pooling, "cls");
-  auto rank = ParseLlamaOptions(LlamaConfig({{"pooling", "rank"}}), "m/config.yaml");
-  EXPECT_NE(rank.status().message().find("m/config.yaml: parameters.pooling: must be auto, mean"),
+  // rank: a reranker, which needs the second context.
+  auto rank = ParseLlamaOptions(LlamaConfig({{"embeddings", "true"}, {"pooling", "rank"}}), "c");
+  ASSERT_TRUE(rank.ok()) << rank.status();
+  EXPECT_EQ(rank->pooling, "rank");
+  auto alone = ParseLlamaOptions(LlamaConfig({{"pooling", "rank"}}), "m/config.yaml");
+  EXPECT_NE(alone.status().message().find("m/config.yaml: parameters.pooling: rank makes a "
+                                          "reranker"),
             std::string::npos)
-      << rank.status();
+      << alone.status();
+  auto bad = ParseLlamaOptions(LlamaConfig({{"pooling", "max"}}), "m/config.yaml");
+  EXPECT_NE(bad.status().message().find("m/config.yaml: parameters.pooling: must be auto, mean"),
+            std::string::npos)
+      << bad.status();
   EXPECT_FALSE(ParseLlamaOptions(LlamaConfig({{"embeddings", "yes"}}), "c.yaml").ok());
 }
 

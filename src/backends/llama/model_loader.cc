@@ -60,6 +60,15 @@ absl::StatusOr<int> ResolvePooling(const llama_model* model, const std::string& 
   if (pooling == "mean") return LLAMA_POOLING_TYPE_MEAN;
   if (pooling == "cls") return LLAMA_POOLING_TYPE_CLS;
   if (pooling == "last") return LLAMA_POOLING_TYPE_LAST;
+  if (pooling == "rank") {
+    // A reranker: its classification head scores a pair; a file without one has nothing to
+    // score with.
+    if (llama_model_n_cls_out(model) == 0) {
+      return absl::InvalidArgumentError(
+          StrCat(file, ": parameters.pooling is rank, but the file has no classifier outputs"));
+    }
+    return LLAMA_POOLING_TYPE_RANK;
+  }
   char arch[64] = {0};
   llama_model_meta_val_str(model, "general.architecture", arch, sizeof(arch));
   const int64_t stated = MetaInt(model, StrCat(arch, ".pooling_type")).value_or(0);
@@ -70,8 +79,8 @@ absl::StatusOr<int> ResolvePooling(const llama_model* model, const std::string& 
   }
   return absl::InvalidArgumentError(
       StrCat(file, ": the file's pooling type is ", PoolingName(static_cast<int>(stated)),
-             " (a reranker scores pairs, it does not embed); set parameters.pooling to mean, cls "
-             "or last to embed with it anyway"));
+             " (a reranker scores pairs, it does not embed); set parameters.pooling to rank to "
+             "serve it at /v1/rerank, or to mean, cls or last to embed with it anyway"));
 }
 
 }  // namespace

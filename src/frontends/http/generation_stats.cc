@@ -54,6 +54,10 @@ void WriteGenerationStats(const GenerationStats& stats, JsonWriter& writer) {
   writer.Uint64(stats.embedding_requests);
   writer.Key("embedding_tokens");
   writer.Uint64(stats.embedding_tokens);
+  writer.Key("rerank_requests");
+  writer.Uint64(stats.rerank_requests);
+  writer.Key("rerank_tokens");
+  writer.Uint64(stats.rerank_tokens);
   writer.EndObject();
 }
 

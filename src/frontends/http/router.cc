@@ -16,6 +16,7 @@
 #include "frontends/http/model_config_handler.h"
 #include "frontends/http/plain_predict_handler.h"
 #include "frontends/http/repository_handlers.h"
+#include "frontends/http/rerank_handler.h"
 #include "frontends/http/route_access.h"
 #include "frontends/http/shared_memory_handlers.h"
 #include "frontends/http/stats_handler.h"
@@ -115,6 +116,14 @@ void HttpRouter::Route(const HttpRequestView& request, ResponderPtr responder) c
   if (segments.size() == 1 && segments[0] == "predict") {
     if (!post) return responder->Send(MethodNotAllowed("POST"));
     return HandlePlainPredict(ctx, request, std::move(responder));
+  }
+
+  // Rerank (rerank_handler.h) at the three paths llama.cpp's server answers it.
+  if ((segments.size() == 1 && segments[0] == "rerank") ||
+      (segments.size() == 2 && (segments[0] == "v1" || segments[0] == "v2") &&
+       segments[1] == "rerank")) {
+    if (!post) return responder->Send(MethodNotAllowed("POST"));
+    return HandleRerank(ctx, request, std::move(responder));
   }
 
   // OpenAI-compatible generation (generation_handlers.h).
