@@ -11,7 +11,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-OutputFormat Schema(const std::string& schema) { return {OutputFormat::Kind::kJsonSchema, schema}; }
+OutputFormat Schema(const std::string& schema) {
+  return {OutputFormat::Kind::kJsonSchema, schema, ""};
+}
 
 std::string ErrorOf(const absl::StatusOr<std::string>& grammar) {
   EXPECT_FALSE(grammar.ok());
@@ -20,7 +22,7 @@ std::string ErrorOf(const absl::StatusOr<std::string>& grammar) {
 }
 
 TEST(OutputGrammarTest, JsonObjectIsLlamaCppsJsonGrammar) {
-  absl::StatusOr<std::string> grammar = OutputGrammar({OutputFormat::Kind::kJsonObject, ""});
+  absl::StatusOr<std::string> grammar = OutputGrammar({OutputFormat::Kind::kJsonObject, "", ""});
   ASSERT_TRUE(grammar.ok()) << grammar.status();
   EXPECT_THAT(*grammar, StartsWith("root   ::= object"));
 }
@@ -70,11 +72,11 @@ TEST(OutputGrammarTest, TheConvertersErrorsBecomeInvalidArgument) {
 
 TEST(OutputGrammarTest, GrammarPassesThroughUnlessNestedTooDeep) {
   const std::string gbnf = R"(root ::= ("yes" | "no") # a comment with ((((()";
-  absl::StatusOr<std::string> grammar = OutputGrammar({OutputFormat::Kind::kGrammar, gbnf});
+  absl::StatusOr<std::string> grammar = OutputGrammar({OutputFormat::Kind::kGrammar, gbnf, ""});
   ASSERT_TRUE(grammar.ok()) << grammar.status();
   EXPECT_EQ(*grammar, gbnf);
   const std::string deep = "root ::= " + std::string(1000, '(') + "\"x\"" + std::string(1000, ')');
-  EXPECT_THAT(ErrorOf(OutputGrammar({OutputFormat::Kind::kGrammar, deep})),
+  EXPECT_THAT(ErrorOf(OutputGrammar({OutputFormat::Kind::kGrammar, deep, ""})),
               HasSubstr("'grammar' nests parentheses"));
 }
 
