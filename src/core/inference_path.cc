@@ -47,6 +47,39 @@ int64_t LoadTimeoutUs(const std::optional<TimePoint>& deadline) {
   return std::max<int64_t>(left, 1);
 }
 
+// The tail every language-model request shares (generate, embed, rerank): its deadline from
+// the model's config and the requested timeout, the model acquired within it (a lazy load
+// included), then `deliver(model, request)`; a failure on the way goes to `refuse(request,
+// status)`.
+template <typename Request, typename Refuse, typename Deliver>
+void AcquireAndDeliver(ModelManager& models, std::string_view name, std::optional<int64_t> version,
+                       const ModelConfig& config, int64_t timeout_us,
+                       std::unique_ptr<Request> request,
+                       std::function<void(const ModelHandle&)> acquired, Refuse refuse,
+                       Deliver deliver) {
+  absl::StatusOr<std::optional<TimePoint>> deadline =
+      DeadlineFor(config, timeout_us, request->arrival);
+  if (!deadline.ok()) return refuse(*request, deadline.status());
+  request->deadline = *deadline;
+  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
+  auto pending = std::make_shared<std::unique_ptr<Request>>(std::move(request));
+  models.AcquireForInference(name, version, load_timeout_us,
+                             [pending, acquired = std::move(acquired), refuse,
+                              deliver](absl::StatusOr<ModelHandle> model) {
+                               if (!model.ok()) return refuse(**pending, model.status());
+                               if (acquired) acquired(*model);
+                               // ServedModel counts the request in flight until it is answered;
+                               // nothing here holds the handle past this call.
+                               deliver(*model, std::move(*pending));
+                             });
+}
+
+// Embedding and rerank requests hear a refusal through their one callback.
+template <typename Request>
+void RefuseOnce(Request& request, absl::Status status) {
+  if (auto on_done = std::move(request.on_done)) on_done(std::move(status));
+}
+
 }  // namespace
 
 InferencePath::InferencePath(ModelManager* models, std::string default_model)
@@ -160,29 +193,17 @@ void InferencePath::Generate(std::string_view name, std::optional<int64_t> versi
   if (absl::Status valid = CheckGenerateRequest(*request); !valid.ok()) {
     return RefuseGeneration(*request, valid);
   }
-  absl::StatusOr<std::optional<TimePoint>> deadline =
-      DeadlineFor(**config, timeout_us, request->arrival);
-  if (!deadline.ok()) return RefuseGeneration(*request, deadline.status());
-  request->deadline = *deadline;
-  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
-  auto pending = std::make_shared<std::unique_ptr<GenerateRequest>>(std::move(request));
-  models_->AcquireForInference(
-      name, version, load_timeout_us,
-      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
-        if (!model.ok()) return RefuseGeneration(**pending, model.status());
-        if (acquired) acquired(*model);
-        // ServedModel counts the request in flight until its last event; nothing here holds
-        // the handle past this call.
-        (*model)->Generate(std::move(*pending));
-      });
+  AcquireAndDeliver(*models_, name, version, **config, timeout_us, std::move(request),
+                    std::move(acquired), RefuseGeneration,
+                    [](const ModelHandle& model, std::unique_ptr<GenerateRequest> pending) {
+                      model->Generate(std::move(pending));
+                    });
 }
 
 void InferencePath::Embed(std::string_view name, int64_t timeout_us,
                           std::unique_ptr<EmbedRequest> request,
                           std::function<void(const ModelHandle&)> acquired) {
-  auto refuse = [&request](absl::Status status) {
-    if (auto on_done = std::move(request->on_done)) on_done(std::move(status));
-  };
+  auto refuse = [&request](absl::Status status) { RefuseOnce(*request, std::move(status)); };
   absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
   if (!config.ok()) return refuse(config.status());
   if ((*config)->capabilities.reranks) {
@@ -204,30 +225,17 @@ void InferencePath::Embed(std::string_view name, int64_t timeout_us,
     return refuse(absl::InvalidArgumentError(StrCat(
         "the inputs are ", bytes, " bytes together; at most ", kMaxPromptBytes, " are allowed")));
   }
-  absl::StatusOr<std::optional<TimePoint>> deadline =
-      DeadlineFor(**config, timeout_us, request->arrival);
-  if (!deadline.ok()) return refuse(deadline.status());
-  request->deadline = *deadline;
-  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
-  auto pending = std::make_shared<std::unique_ptr<EmbedRequest>>(std::move(request));
-  models_->AcquireForInference(
-      name, std::nullopt, load_timeout_us,
-      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
-        if (!model.ok()) {
-          if (auto on_done = std::move((*pending)->on_done)) on_done(model.status());
-          return;
-        }
-        if (acquired) acquired(*model);
-        (*model)->Embed(std::move(*pending));
-      });
+  AcquireAndDeliver(*models_, name, std::nullopt, **config, timeout_us, std::move(request),
+                    std::move(acquired), RefuseOnce<EmbedRequest>,
+                    [](const ModelHandle& model, std::unique_ptr<EmbedRequest> pending) {
+                      model->Embed(std::move(pending));
+                    });
 }
 
 void InferencePath::Rerank(std::string_view name, int64_t timeout_us,
                            std::unique_ptr<RerankRequest> request,
                            std::function<void(const ModelHandle&)> acquired) {
-  auto refuse = [&request](absl::Status status) {
-    if (auto on_done = std::move(request->on_done)) on_done(std::move(status));
-  };
+  auto refuse = [&request](absl::Status status) { RefuseOnce(*request, std::move(status)); };
   absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
   if (!config.ok()) return refuse(config.status());
   if (!(*config)->capabilities.reranks) {
@@ -250,22 +258,11 @@ void InferencePath::Rerank(std::string_view name, int64_t timeout_us,
                                                     " bytes together; at most ", kMaxPromptBytes,
                                                     " are allowed")));
   }
-  absl::StatusOr<std::optional<TimePoint>> deadline =
-      DeadlineFor(**config, timeout_us, request->arrival);
-  if (!deadline.ok()) return refuse(deadline.status());
-  request->deadline = *deadline;
-  const int64_t load_timeout_us = LoadTimeoutUs(request->deadline);
-  auto pending = std::make_shared<std::unique_ptr<RerankRequest>>(std::move(request));
-  models_->AcquireForInference(
-      name, std::nullopt, load_timeout_us,
-      [pending, acquired = std::move(acquired)](absl::StatusOr<ModelHandle> model) {
-        if (!model.ok()) {
-          if (auto on_done = std::move((*pending)->on_done)) on_done(model.status());
-          return;
-        }
-        if (acquired) acquired(*model);
-        (*model)->Rerank(std::move(*pending));
-      });
+  AcquireAndDeliver(*models_, name, std::nullopt, **config, timeout_us, std::move(request),
+                    std::move(acquired), RefuseOnce<RerankRequest>,
+                    [](const ModelHandle& model, std::unique_ptr<RerankRequest> pending) {
+                      model->Rerank(std::move(pending));
+                    });
 }
 
 absl::StatusOr<ModelDescription> InferencePath::Describe(std::string_view name,
