@@ -1,14 +1,14 @@
 // The generation bodies a client sends: OpenAI chat completions and completions, and KServe
 // generate (POST /v1/chat/completions, /v1/completions, /v2/models/M/generate[_stream]),
-// OpenAI embeddings (POST /v1/embeddings) and Anthropic messages (POST /v1/messages),
-// through ParseJsonBody and the generation codec's parsers; what they accept is encoded
-// back as a reply and as a stream, as the handlers do. The engine is not involved: the
+// OpenAI embeddings (POST /v1/embeddings), rerank (POST /v1/rerank) and Anthropic messages
+// (POST /v1/messages), through ParseJsonBody and the generation codec's parsers; what they accept
+// is encoded back as a reply and as a stream, as the handlers do. The engine is not involved: the
 // codec is where every client size and count is bounded; what passes the codec also goes
 // through the limits every entry point applies (CheckGenerateRequest). Replies carry logprobs
 // when the request asked, with a token that ends inside a UTF-8 character. Input: one byte
 // choosing the API (0: chat, 1: completion, 2: KServe generate, 3: KServe generate_stream,
-// 4: embeddings, 5: Anthropic messages), then the body. With tools, a tool call's JSON is
-// encoded as calls; the body itself is parsed as a model's tool reply too.
+// 4: embeddings, 5: Anthropic messages, 6: rerank), then the body. With tools, a tool call's JSON
+// is encoded as calls; the body itself is parsed as a model's tool reply too.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +21,7 @@
 #include "frontends/http/embedding_codec.h"
 #include "frontends/http/generation_codec.h"
 #include "frontends/http/generation_codec_tools.h"
+#include "frontends/http/rerank_codec.h"
 
 namespace {
 constexpr char kToolReply[] =
@@ -29,7 +30,7 @@ constexpr char kToolReply[] =
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return -1;
-  const uint8_t api = data[0] % 6;
+  const uint8_t api = data[0] % 7;
   std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   (void)inferd::ParseToolReply(body, "call_");
   absl::StatusOr<inferd::ParsedJson> json = inferd::ParseJsonBody(body);
@@ -42,6 +43,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     inferd::EmbedResult result;
     result.embeddings.assign(embeddings->request->inputs.size(), {0.5f, -1e-8f});
     (void)inferd::EncodeEmbeddingsReply(embeddings->model, embeddings->base64, result);
+    return 0;
+  }
+  if (api == 6) {
+    absl::StatusOr<inferd::ParsedRerank> rerank = inferd::ParseRerankRequest(json->root());
+    if (!rerank.ok()) return 0;
+    // A reply scoring every document, returned when asked for, cut to top_n.
+    inferd::RerankResult result;
+    result.scores.assign(rerank->request->documents.size(), -1.5f);
+    const std::vector<std::string> none;
+    (void)inferd::EncodeRerankReply(rerank->model, rerank->top_n,
+                                    rerank->return_documents ? rerank->request->documents : none,
+                                    result);
     return 0;
   }
   if (api == 5) {
