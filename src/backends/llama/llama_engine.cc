@@ -104,7 +104,7 @@ struct LlamaEngine::Slot {
   size_t prompt_done = 0;  // prompt tokens in the cache
   int64_t cached = 0;      // of them, reused from an earlier request
   int64_t max_tokens = 0;
-  SamplerPtr sampler;
+  TokenSampler sampler;
   std::optional<TextAssembler> text;
   // With GenerateRequest::logprobs: tokens sampled whose text has not been sent yet.
   std::vector<TokenLogprob> logprobs;
@@ -497,7 +497,7 @@ void LlamaEngine::Loop() {
       if (slot->request == nullptr || slot->batch_index < 0) continue;
       int32_t token = -1;
       try {
-        token = llama_sampler_sample(slot->sampler.get(), context_, slot->batch_index);
+        token = slot->sampler.Sample(context_, slot->batch_index);
       } catch (const std::exception& e) {
         // A grammar sampler throws when its grammar has no way on (a client's grammar that no
         // token of this vocabulary can continue): that sequence ends, the others go on.
@@ -608,7 +608,7 @@ bool LlamaEngine::Admit() {
     slot->max_tokens = queued.max_tokens;
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
-    slot->sampler = MakeSamplerChain(sampling, tokenizer_.vocabulary_size(), queued.grammar.get());
+    slot->sampler.Configure(sampling, tokenizer_.vocabulary_size(), queued.grammar.get());
     slot->text.emplace(slot->request->stop);
     slot->next = -1;
     slot->generated = 0;
@@ -666,7 +666,7 @@ void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   // which may hold the frontend's reply state).
   std::shared_ptr<GenerateRequest> request = std::move(slot.request);
   slot.prompt.reset();
-  slot.sampler.reset();
+  slot.sampler.Clear();
   slot.text.reset();
   slot.next = -1;
   slot.batch_index = -1;

@@ -1,6 +1,7 @@
 #include "backends/llama/sampler_chain.h"
 
 #include <exception>
+#include <limits>
 #include <vector>
 
 #include <llama.h>
@@ -12,10 +13,8 @@ namespace inferd {
 
 void SamplerDeleter::operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
 
-SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary,
-                            const llama_sampler* grammar) {
+SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary) {
   SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
-  if (grammar != nullptr) llama_sampler_chain_add(chain.get(), llama_sampler_clone(grammar));
   // Biases and penalties change the logits whatever picks the token, greedy included; they
   // cost nothing when unused (not in the chain).
   if (!params.logit_bias.empty()) {
@@ -53,6 +52,49 @@ SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary,
   llama_sampler_chain_add(chain.get(),
                           llama_sampler_init_dist(params.seed.value_or(LLAMA_DEFAULT_SEED)));
   return chain;
+}
+
+void TokenSampler::Configure(const SamplingParams& params, int32_t vocabulary,
+                             const llama_sampler* grammar) {
+  chain_ = MakeSamplerChain(params, vocabulary);
+  grammar_.reset(grammar != nullptr ? llama_sampler_clone(grammar) : nullptr);
+}
+
+void TokenSampler::Clear() {
+  chain_.reset();
+  grammar_.reset();
+}
+
+void TokenSampler::LoadLogits(llama_context* context, int32_t index) {
+  const float* logits = llama_get_logits_ith(context, index);
+  const int32_t vocabulary = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)));
+  candidates_.resize(static_cast<size_t>(vocabulary));
+  for (int32_t token = 0; token < vocabulary; ++token) {
+    candidates_[static_cast<size_t>(token)] = llama_token_data{token, logits[token], 0.0f};
+  }
+}
+
+int32_t TokenSampler::Sample(llama_context* context, int32_t index) {
+  LoadLogits(context, index);
+  llama_token_data_array all{candidates_.data(), candidates_.size(), -1, false};
+  llama_sampler_apply(chain_.get(), &all);
+  int32_t token = all.data[all.selected].id;
+  if (grammar_ != nullptr) {
+    llama_token_data single{token, 1.0f, 0.0f};
+    llama_token_data_array one{&single, 1, -1, false};
+    llama_sampler_apply(grammar_.get(), &one);
+    if (single.logit == -std::numeric_limits<float>::infinity()) {
+      // Refused: the grammar masks the whole vocabulary, and the chain picks again.
+      LoadLogits(context, index);
+      all = llama_token_data_array{candidates_.data(), candidates_.size(), -1, false};
+      llama_sampler_apply(grammar_.get(), &all);
+      llama_sampler_apply(chain_.get(), &all);
+      token = all.data[all.selected].id;
+    }
+    llama_sampler_accept(grammar_.get(), token);
+  }
+  llama_sampler_accept(chain_.get(), token);
+  return token;
 }
 
 absl::StatusOr<std::shared_ptr<const llama_sampler>> CompileGrammar(const llama_vocab* vocab,

@@ -11,12 +11,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <llama.h>
 
 #include "absl/status/statusor.h"
 #include "core/generation.h"
 
-struct llama_sampler;
-struct llama_vocab;
 
 namespace inferd {
 
@@ -26,13 +27,45 @@ struct SamplerDeleter {
 using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
 
 // llama.cpp's sampler chain in the order its server applies these stages; greedy at
-// temperature 0. `vocabulary`: the model's number of tokens. `grammar` (null: none): a
-// compiled grammar, copied into the chain first so that every later stage sees only the
-// tokens it allows; the chain keeps its own parse state.
-SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary,
-                            const llama_sampler* grammar = nullptr);
+// temperature 0. `vocabulary`: the model's number of tokens. No grammar: TokenSampler holds
+// that beside the chain.
+SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary);
 
-// `gbnf` compiled for `vocab` (start rule "root"), to hand to MakeSamplerChain, shared by a
+// One sequence's sampling: the request's chain and, when its output is constrained, its own
+// copy of the compiled grammar (which keeps the sequence's parse state).
+//
+// A grammar is checked against the token the chain picked, and applied to the whole
+// vocabulary only when it refuses that token (then the chain picks again among the tokens the
+// grammar allows), as llama.cpp's own server samples. Masking the whole vocabulary first on
+// every step cost the demo model half its JSON-schema throughput
+// (bench/llm/structured_bench.py); most steps' first pick is one the grammar allows. Greedy,
+// the result is the token the grammar-first order gives (the best allowed token); when
+// sampling at a temperature, a token the grammar allows is drawn from the unconstrained
+// distribution unless the first draw is refused, as in llama.cpp's server.
+//
+// Thread-safety: used by one thread at a time. Keeps its candidate buffer (one entry per
+// vocabulary token) across requests: Configure and Clear reuse it.
+class TokenSampler {
+ public:
+  // Starts a sequence: `grammar` (null: none) is copied, its parse state fresh.
+  void Configure(const SamplingParams& params, int32_t vocabulary, const llama_sampler* grammar);
+  // Ends it; the candidate buffer stays allocated for the next.
+  void Clear();
+
+  // The next token from row `index` of `context`'s last logits, accepted into the chain's
+  // and the grammar's state. Throws what llama.cpp's grammar throws when no token can
+  // continue it.
+  int32_t Sample(llama_context* context, int32_t index);
+
+ private:
+  void LoadLogits(llama_context* context, int32_t index);
+
+  SamplerPtr chain_;
+  SamplerPtr grammar_;  // null: unconstrained
+  std::vector<llama_token_data> candidates_;
+};
+
+// `gbnf` compiled for `vocab` (start rule "root"), to hand to TokenSampler::Configure, shared by a
 // request's choices; InvalidArgument naming `field` with llama.cpp's reasons when it does not
 // parse. Costs time in proportion to the grammar: not for an I/O thread.
 absl::StatusOr<std::shared_ptr<const llama_sampler>> CompileGrammar(const llama_vocab* vocab,
