@@ -18,7 +18,6 @@
 #include "absl/status/statusor.h"
 #include "core/generation.h"
 
-
 namespace inferd {
 
 struct SamplerDeleter {
