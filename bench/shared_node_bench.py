@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -43,9 +44,13 @@ MODEL = "smollm2"
 PROMPT = ("Here is a detailed history of the city of Paris, its monuments, its rivers, its "
           "bridges and its people, from the Romans to today:")
 
-# name -> (model parameters, extra environment of the inferd process)
+CORES = len(os.sched_getaffinity(0))
+# name -> (model parameters, extra environment of the inferd process). `threads: 0` is the
+# default (automatic: decode_threads.h); a fixed count of every core was the default before.
 CONFIGS = {
-    "threads 0 (every core)": ({"threads": 0}, {}),
+    "threads 0 (automatic)": ({"threads": 0}, {}),
+    f"threads {CORES} (every core, fixed)": ({"threads": CORES}, {}),
+    f"threads {CORES} (every core, fixed; A/A)": ({"threads": CORES}, {}),
     "threads 1": ({"threads": 1}, {}),
 }
 

@@ -1,6 +1,7 @@
 #include "backends/llama/llama_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <optional>
 #include <span>
@@ -129,6 +130,8 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
       preparer_(model, tokenizer_, options),
       options_(options),
       embedder_(std::move(embedder)),
+      decode_threads_(llama_n_threads(context), /*adaptive=*/options.threads == 0),
+      prompt_threads_(llama_n_threads_batch(context)),
       sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
   kv_bytes_ = KvCacheBytes(model_, context_, options_, embedder_.get());
@@ -475,9 +478,21 @@ void LlamaEngine::Loop() {
       continue;
     }
 
+    // llama.cpp runs a step of one token on n_threads and a larger one on n_threads_batch:
+    // both are set to the step's count.
+    const bool decode_only = prompt_tokens == 0;
+    const int threads = decode_only ? decode_threads_.Next() : prompt_threads_;
+    if (threads != context_threads_) {
+      llama_set_n_threads(context_, threads, threads);
+      context_threads_ = threads;
+    }
     const TimePoint start = Clock::now();
     const int32_t rc = llama_decode(context_, batch);
     const TimePoint end = Clock::now();
+    if (decode_only) {
+      decode_threads_.Record(threads, std::chrono::duration<double>(end - start).count(),
+                             batch.n_tokens);
+    }
     if (rc != 0) {
       spdlog::error("llama: decode of {} tokens failed (code {})", batch.n_tokens, rc);
       llama_memory_t memory = llama_get_memory(context_);

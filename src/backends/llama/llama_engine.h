@@ -30,6 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "backends/llama/decode_threads.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
 #include "backends/llama/request_preparer.h"
@@ -104,6 +105,11 @@ class LlamaEngine : public GenerativeModel {
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
   bool generates_ = true;  // false for an encoder (non-causal attention)
+  // Decode loop only: the thread count of decode-only steps (decode_threads.h), and the
+  // count the context was last set to.
+  DecodeThreads decode_threads_;
+  int prompt_threads_ = 1;
+  int context_threads_ = 0;
 
   mutable Mutex mu_;
   CondVar work_;

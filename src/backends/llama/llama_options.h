@@ -16,8 +16,10 @@ namespace inferd {
 //   context_length: N   tokens one sequence may hold, prompt and output together (2048)
 //   parallel: N         sequences decoded together in one step (4); the KV cache holds
 //                       context_length x parallel tokens, counted in the memory budget
-//   threads: N          threads of one decode step (0: every core)
-//   batch_threads: N    threads of prompt processing (0: as threads)
+//   threads: N          threads of one decode step (0: automatic, decode_threads.h: up to
+//                       the cores this process may use, fewer while other work holds them)
+//   batch_threads: N    threads of prompt processing (0: as threads; with threads 0, the
+//                       cores this process may use)
 //   batch_size: N       tokens one engine call takes: the running sequences' next tokens
 //                       first, then prompt chunks (512). Smaller bounds how long a long
 //                       prompt delays the others' next token.

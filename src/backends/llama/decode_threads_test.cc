@@ -1,0 +1,98 @@
+#include "backends/llama/decode_threads.h"
+
+#include <functional>
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace inferd {
+namespace {
+
+// Runs `steps` decode steps of `tokens` tokens, each timed by `seconds_per_token(threads)`;
+// returns how many steps used each count.
+std::map<int, int> RunSteps(DecodeThreads& chooser, int steps,
+                            const std::function<double(int)>& seconds_per_token, int tokens = 1) {
+  std::map<int, int> used;
+  for (int i = 0; i < steps; ++i) {
+    const int threads = chooser.Next();
+    ++used[threads];
+    chooser.Record(threads, seconds_per_token(threads) * tokens, tokens);
+  }
+  return used;
+}
+
+double Alone(int threads) { return threads == 2 ? 0.014 : 0.024; }   // 2 cores free
+double Shared(int threads) { return threads == 2 ? 0.045 : 0.027; }  // a busy neighbour
+
+TEST(DecodeThreadsTest, AFixedCountIsAlwaysUsed) {
+  DecodeThreads chooser(4, /*adaptive=*/false);
+  const std::map<int, int> used = RunSteps(chooser, 100, Alone);
+  EXPECT_EQ(used, (std::map<int, int>{{4, 100}}));
+}
+
+TEST(DecodeThreadsTest, OneCoreHasNothingToChoose) {
+  DecodeThreads chooser(1, /*adaptive=*/true);
+  EXPECT_EQ(RunSteps(chooser, 50, Alone), (std::map<int, int>{{1, 50}}));
+}
+
+TEST(DecodeThreadsTest, CandidatesHalveDownToOne) {
+  DecodeThreads chooser(6, /*adaptive=*/true, 1000);
+  // The first steps probe each candidate: 6, 3, 1 (6 / 2 / 2 = 1).
+  std::vector<int> first;
+  for (int i = 0; i < 3 * DecodeThreads::kProbeSteps; ++i) {
+    first.push_back(chooser.Next());
+    chooser.Record(first.back(), 0.01, 1);
+  }
+  EXPECT_EQ(first, (std::vector<int>{6, 6, 3, 3, 1, 1}));
+}
+
+TEST(DecodeThreadsTest, AloneEveryCoreWinsAndTheOtherCountIsOnlyProbed) {
+  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+  const std::map<int, int> used = RunSteps(chooser, 1024, Alone);
+  // The first probe plus one probe every 64 steps.
+  EXPECT_LE(used.at(1), DecodeThreads::kProbeSteps * (1 + 1024 / 64));
+  EXPECT_GE(used.at(2), 1024 - DecodeThreads::kProbeSteps * (1 + 1024 / 64));
+}
+
+TEST(DecodeThreadsTest, ABusyNeighbourMovesItToFewerThreadsAtOnce) {
+  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+  RunSteps(chooser, 300, Alone);
+  ASSERT_EQ(chooser.Best(), 2);
+  // The neighbour arrives: the best count's own samples show it within a window.
+  const std::map<int, int> used = RunSteps(chooser, 100, Shared);
+  EXPECT_EQ(chooser.Best(), 1);
+  // Two steps show the slowdown (the median of three times); then only probes of two.
+  EXPECT_LE(used.count(2) ? used.at(2) : 0, 2 + DecodeThreads::kProbeSteps * (1 + 100 / 64));
+}
+
+TEST(DecodeThreadsTest, WhenTheNeighbourLeavesAProbeFindsEveryCoreFasterAgain) {
+  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+  RunSteps(chooser, 100, Shared);
+  ASSERT_EQ(chooser.Best(), 1);
+  RunSteps(chooser, 200, Alone);
+  EXPECT_EQ(chooser.Best(), 2);
+}
+
+TEST(DecodeThreadsTest, ComparesTimePerTokenNotPerStep) {
+  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+  // Two threads: 16-token steps of 0.16 s (0.010 s a token); one thread: 1-token steps of
+  // 0.015 s. Per step one thread looks faster; per token two are.
+  for (int i = 0; i < 2 * DecodeThreads::kProbeSteps; ++i) {
+    const int threads = chooser.Next();
+    if (threads == 2) chooser.Record(2, 0.16, 16);
+    if (threads == 1) chooser.Record(1, 0.015, 1);
+  }
+  EXPECT_EQ(chooser.Best(), 2);
+}
+
+TEST(DecodeThreadsTest, IgnoresRecordsItCannotUse) {
+  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+  chooser.Record(7, 0.01, 1);    // not a candidate
+  chooser.Record(2, 0.01, 0);    // no tokens
+  chooser.Record(2, -1.0, 1);    // a clock that went backwards
+  EXPECT_EQ(chooser.Next(), 2);  // still in the first window: nothing was recorded
+  EXPECT_EQ(chooser.Best(), 2);
+}
+
+}  // namespace
+}  // namespace inferd
