@@ -6,13 +6,13 @@
 namespace inferd {
 
 DecodeThreads::DecodeThreads(int most, bool adaptive, int64_t probe_every)
-    : adaptive_(adaptive), probe_every_(std::max<int64_t>(probe_every, 2 * kProbeSteps)) {
+    : adaptive_(adaptive), probe_every_(std::max<int64_t>(probe_every, 2)) {
   most = std::max(most, 1);
   for (int threads = most; threads >= 1; threads /= 2) {
     candidates_.push_back(Candidate{threads});
     if (threads == 1) break;
   }
-  if (candidates_.back().threads != 1) candidates_.push_back(Candidate{1});
+  for (Candidate& candidate : candidates_) candidate.interval = probe_every_;
 }
 
 double DecodeThreads::Median(const Candidate& candidate) const {
@@ -45,36 +45,17 @@ int DecodeThreads::Best() const {
   return best->threads;
 }
 
-int DecodeThreads::StartProbe(size_t index) {
-  probing_ = static_cast<int>(index);
-  probe_left_ = kProbeSteps - 1;
-  candidates_[index].samples = 0;  // judged by this probe's times alone
-  return candidates_[index].threads;
-}
-
 int DecodeThreads::Next() {
   if (!adaptive_ || candidates_.size() == 1) return candidates_.front().threads;
   ++step_;
-  if (probe_left_ > 0) {
-    --probe_left_;
-    return candidates_[static_cast<size_t>(probing_)].threads;
-  }
-  // First every candidate gets its window, the largest first.
-  for (size_t i = 0; i < candidates_.size(); ++i) {
-    if (candidates_[i].samples == 0) return StartProbe(i);
-  }
   const int best = Best();
-  if (step_ % probe_every_ == 0) {
-    // The candidate measured longest ago, other than the best.
-    int oldest = -1;
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      if (candidates_[i].threads == best) continue;
-      if (oldest < 0 ||
-          candidates_[i].measured_at < candidates_[static_cast<size_t>(oldest)].measured_at) {
-        oldest = static_cast<int>(i);
-      }
+  for (Candidate& candidate : candidates_) {
+    // Never measured, or due: this step probes it, judged by this step's time alone.
+    if (candidate.samples == 0 || (candidate.threads != best && step_ >= candidate.probe_at)) {
+      candidate.samples = 0;
+      probing_ = candidate.threads;
+      return candidate.threads;
     }
-    return StartProbe(static_cast<size_t>(oldest));
   }
   return best;
 }
@@ -84,7 +65,19 @@ void DecodeThreads::Record(int threads, double seconds, int tokens) {
   if (candidate == nullptr || tokens <= 0 || !(seconds >= 0)) return;
   candidate->recent[static_cast<size_t>(candidate->samples % kWindow)] = seconds / tokens;
   ++candidate->samples;
-  candidate->measured_at = step_;
+  if (threads != probing_) return;
+  probing_ = 0;
+  if (Best() == threads) {
+    // A probe that won: the machine changed, so every other count is worth a look soon.
+    for (Candidate& other : candidates_) {
+      other.interval = probe_every_;
+      other.probe_at = step_ + probe_every_;
+    }
+  } else {
+    // A probe that lost: asked again less often, down to one in kMaxBackoff x probe_every.
+    candidate->interval = std::min(candidate->interval * 2, probe_every_ * kMaxBackoff);
+    candidate->probe_at = step_ + candidate->interval;
+  }
 }
 
 }  // namespace inferd

@@ -4,18 +4,18 @@
 //
 // Why: a decode step is an OpenMP team that meets at a barrier after every operation
 // (hundreds per token). Alone on the machine, every core is fastest; beside another busy
-// process, a member descheduled by the kernel makes the others wait at each barrier, and the
-// demo chat model made 22.5 tokens/s on two threads against 36.4 on one
-// (bench/results/2026-12-05-shared-node.md). Which case holds changes while the server runs,
-// so the count is chosen from measured step times rather than fixed at load.
+// process, a member descheduled by the kernel makes the others wait at each barrier: beside
+// one busy single-threaded process the demo chat model made 15.6 tokens/s on two fixed
+// threads against 39.0 on one (bench/results/2026-12-05-shared-node.md). Which case holds changes
+// while the server runs, so the count is chosen from measured step times rather than fixed at load.
 //
 // The rule: each candidate keeps its last three times per token (step time / tokens in the
-// step); the next step uses the candidate with the smallest median. A candidate not yet
-// measured is tried first; afterwards, every `probe_every` steps, the candidate measured
-// longest ago runs two steps in a row, its older times forgotten. A busy neighbour arriving
-// shows at once in the current count's own times; one leaving is noticed at the next probe
-// (64 steps: about a second at 60 tokens/s), at a cost of 2 steps in `probe_every` on a
-// slower count when nothing changed.
+// step); the next step uses the candidate with the smallest median. Every other candidate is
+// probed now and then: one step on it, judged by that step's time alone. A probe that loses
+// doubles that candidate's interval (`probe_every` steps at first, at most kMaxBackoff times
+// that), so a lasting state costs few slow steps; one that wins resets every interval. A busy
+// neighbour arriving shows at once in the current count's own times; one leaving is noticed
+// at the next probe (64 to 512 steps: one to ten seconds at 50 tokens/s).
 //
 // Free of llama.cpp and of the clock: the engine times its steps and says so (Record).
 // Thread-safety: one thread (the engine's loop).
@@ -31,8 +31,8 @@ namespace inferd {
 
 class DecodeThreads {
  public:
-  static constexpr int kWindow = 3;      // times kept per candidate
-  static constexpr int kProbeSteps = 2;  // steps of one probe
+  static constexpr int kWindow = 3;          // times kept per candidate
+  static constexpr int64_t kMaxBackoff = 8;  // the longest probe interval, in probe_every
 
   // `most` (>= 1): the most threads a step may use. `adaptive` false: every step uses `most`
   // (a `threads` the configuration fixed).
@@ -51,20 +51,18 @@ class DecodeThreads {
     int threads = 1;
     std::array<double, kWindow> recent{};  // seconds per token, a ring
     int samples = 0;
-    int64_t measured_at = -1;  // the step of its latest sample
+    int64_t interval = 0;  // steps between its probes
+    int64_t probe_at = 0;  // the step of its next probe
   };
 
   double Median(const Candidate& candidate) const;
-  // Runs candidate `index` for the next kProbeSteps steps; its count.
-  int StartProbe(size_t index);
   Candidate* Find(int threads);
 
   std::vector<Candidate> candidates_;  // most, most / 2, ..., 1
   bool adaptive_;
   int64_t probe_every_;
   int64_t step_ = 0;
-  int probing_ = -1;  // index into candidates_ during a probe
-  int probe_left_ = 0;
+  int probing_ = 0;  // the count of the step being probed (0: none)
 };
 
 }  // namespace inferd
