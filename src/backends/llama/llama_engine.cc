@@ -481,7 +481,11 @@ void LlamaEngine::Loop() {
     // llama.cpp runs a step of one token on n_threads and a larger one on n_threads_batch:
     // both are set to the step's count.
     const bool decode_only = prompt_tokens == 0;
-    const int threads = decode_only ? decode_threads_.Next() : prompt_threads_;
+    // With batch_threads automatic too, prompt steps take the count decode steps found
+    // fastest: their teams stall beside a busy neighbour in the same way.
+    const int threads = decode_only                   ? decode_threads_.Next()
+                        : options_.batch_threads == 0 ? decode_threads_.Best()
+                                                      : prompt_threads_;
     if (threads != context_threads_) {
       llama_set_n_threads(context_, threads, threads);
       context_threads_ = threads;
