@@ -38,6 +38,11 @@ class Figure(NamedTuple):
     values: Callable[[dict], Tuple]  # the figures, in the order of the format fields
     keys: str         # where in the source they come from, for the reader of this list
 
+def _shared_node(run: dict, *cells: Tuple[str, str]) -> Tuple:
+    """Medians from bench/shared_node_bench.py's summary: (configuration, alone|busy|ratio)."""
+    return tuple(run["summary"][config][kind]["median"] for config, kind in cells)
+
+
 
 def _load(source: str) -> dict:
     if source.startswith("git:"):
@@ -380,6 +385,42 @@ FIGURES: List[Figure] = [
                _grpc_probe(r, "0", "server_live_p50_us"))),
            "results[0 and 100].probe[grpc].p50_us (median of the rounds), minus engine_p50_us, "
            "and results[0].probe[grpc].server_live_p50_us; each to the nearest 5"),
+    Figure("docs/llm.md", "automatic kept {:.1f} tokens/s beside the busy process ({:.2f}× of its "
+           "{:.1f} alone), where a fixed two threads (the old default on this 2-core machine) fell "
+           "to {:.1f} ({:.2f}×) and a fixed one thread made {:.1f}. The price is alone: {:.1f} "
+           "against {:.1f} and {:.1f} for the fixed two threads",
+           "2026-12-05-shared-node-3.json",
+           lambda r: _shared_node(r, ("threads 0 (automatic)", "busy"),
+                                  ("threads 0 (automatic)", "ratio"),
+                                  ("threads 0 (automatic)", "alone"),
+                                  ("threads 2 (every core, fixed)", "busy"),
+                                  ("threads 2 (every core, fixed)", "ratio"),
+                                  ("threads 1", "busy"), ("threads 0 (automatic)", "alone"),
+                                  ("threads 2 (every core, fixed)", "alone"),
+                                  ("threads 2 (every core, fixed; A/A)", "alone")),
+           "summary[config][alone|busy|ratio].median"),
+    Figure("docs/llm.md", "every 64 steps: {:.1f} beside busy, {:.2f}×)", "2026-12-05-shared-node.json",
+           lambda r: _shared_node(r, ("threads 0 (automatic)", "busy"),
+                                  ("threads 0 (automatic)", "ratio")),
+           "summary[threads 0 (automatic)][busy|ratio].median"),
+    Figure("docs/llm.md", "still on every core: {:.1f}, {:.2f}×)", "2026-12-05-shared-node-2.json",
+           lambda r: _shared_node(r, ("threads 0 (automatic)", "busy"),
+                                  ("threads 0 (automatic)", "ratio")),
+           "summary[threads 0 (automatic)][busy|ratio].median"),
+    Figure("docs/llm.md", "inferd made {:.1f} tokens/s at one stream and {:.1f} at 16 against "
+           "llama-server's {:.1f} and {:.1f} ({:.2f}× and {:.2f}×, medians of per-round ratios; "
+           "the A/A binary {:.2f}× and {:.2f}×); the binary that masked the whole vocabulary "
+           "first made {:.2f}× and {:.2f}×", "2026-12-05-llm-structured.json",
+           lambda r: tuple(r["summary"][k]["median"] for k in (
+               "inferd-1-json_schema", "inferd-16-json_schema", "llama-server-1-json_schema",
+               "llama-server-16-json_schema", "ratio-inferd-1-json_schema",
+               "ratio-inferd-16-json_schema", "ratio-inferd A/A-1-json_schema",
+               "ratio-inferd A/A-16-json_schema", "ratio-grammar-first (before)-1-json_schema",
+               "ratio-grammar-first (before)-16-json_schema")),
+           "summary[<server>-<clients>-json_schema].median, summary[ratio-...].median"),
+    Figure("docs/llm.md", "llama-server's text for text ({} of {})", "2026-12-05-llm-structured.json",
+           lambda r: (r["agreement"]["inferd"]["same"], r["agreement"]["inferd"]["compared"]),
+           "agreement.inferd"),
     Figure("docs/deployment.md", "{:.0f} requests/s of mlp_scorer and digits for {:.0f} s",
            DEPLOY + "fleet-chaos.json", lambda r: _fleet(r, "rate_per_s", "duration_s"),
            "summary.rate_per_s, .duration_s"),
