@@ -14,6 +14,7 @@
 #include "common/mutex.h"
 #include "common/strings.h"
 #include "frontends/http/embedding_codec.h"
+#include "frontends/http/openai_request_prologue.h"
 #include "frontends/http/session_request.h"
 #include "observability/request_id.h"
 
@@ -211,20 +212,11 @@ void HandleKServeGenerate(const HandlerContext& ctx, const ModelRef& ref, bool s
 void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& request,
                             ResponderPtr responder) {
   constexpr GenerationApi api = GenerationApi::kCompletion;  // OpenAI's error shape
-  absl::StatusOr<ParsedJson> body = ParseJsonBody(*request.body);
-  if (!body.ok()) return responder->Send(GenerationErrorReply(api, body.status()));
-  absl::StatusOr<ParsedEmbeddings> parsed = ParseEmbeddingsRequest(body->root());
-  if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
-  if (request.tenant != nullptr) {
-    if (absl::Status allowed = CheckTenantModel(*request.tenant, parsed->model); !allowed.ok()) {
-      return responder->Send(GenerationErrorReply(api, allowed));
-    }
-  }
-  absl::StatusOr<int64_t> timeout_us = HeaderTimeoutUs(request);
-  if (!timeout_us.ok()) return responder->Send(GenerationErrorReply(api, timeout_us.status()));
+  std::optional<PreparedOpenAiRequest<ParsedEmbeddings>> prepared =
+      PrepareOpenAiRequest<ParsedEmbeddings>(request, *responder, ParseEmbeddingsRequest);
+  if (!prepared) return;
+  ParsedEmbeddings* parsed = &prepared->parsed;
   EmbedRequest& embed = *parsed->request;
-  responder->WatchDisconnect(
-      [cancelled = embed.cancelled] { cancelled->store(true, std::memory_order_release); });
   // As for generation: the callback holds no model handle (the decode thread must not release
   // the last one).
   embed.on_done = [responder, name = parsed->model,
@@ -235,7 +227,7 @@ void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& re
       return EncodeEmbeddingsReply(name, base64, result);
     });
   };
-  ctx.inference->Embed(parsed->model, *timeout_us, std::move(parsed->request),
+  ctx.inference->Embed(parsed->model, prepared->timeout_us, std::move(parsed->request),
                        [responder](const ModelHandle& model) { NoteModel(*responder, model); });
 }
 

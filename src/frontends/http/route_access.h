@@ -1,6 +1,7 @@
-// Which access class each HTTP endpoint belongs to (auth/roles.h) and the model it is for,
-// decided from the method and path alone, before any handler runs. The router checks it at
-// its entry, so no handler needs to know about keys.
+// Which access class an HTTP request belongs to (auth/roles.h) and the model it is for,
+// decided from its method and path alone, before any handler runs. The classes are the
+// route table's (http_routes.h): the router dispatches from the same rows, so no endpoint
+// can be served without a class. In short:
 //
 //   public      GET /v2/health/live, /v2/health/ready
 //   inference   /v2/models/M[/versions/V][/ready|/infer], POST /predict, TF-Serving :predict,
@@ -16,12 +17,19 @@
 #include <string_view>
 
 #include "auth/roles.h"
+#include "frontends/http/http_routes.h"
 #include "frontends/http/http_types.h"
 
 namespace inferd {
 
-// The model is a view into `path` or `query`. `default_model` (--default-model) is what
-// POST /predict without ?model= goes to; empty: whichever single model the repository has.
+// The class of a request that matched `match` (MatchHttpRoute). An inference route names
+// its model: the one its path captured, or for POST /predict `query`'s ?model=, else
+// `default_model` (--default-model; empty: whichever single model the repository has).
+// The model is a view into the path or `query`.
+RouteAccess RouteAccessOf(const RouteMatch& match, HttpMethod method, std::string_view query,
+                          std::string_view default_model);
+
+// RouteAccessOf for a path not yet matched.
 RouteAccess ClassifyHttpRoute(HttpMethod method, std::string_view path, std::string_view query,
                               std::string_view default_model);
 

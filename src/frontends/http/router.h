@@ -1,4 +1,4 @@
-// Maps a method and path to its handler. Paths:
+// Maps a method and path to its handler, through the route table (http_routes.h). Paths:
 //   GET  /v2, /v2/health/live, /v2/health/ready
 //   GET  /v2/models/M[/versions/V], /v2/models/M[/versions/V]/ready
 //   POST /v2/models/M[/versions/V]/infer, /v2/repository/index
@@ -15,13 +15,17 @@
 // handler and change nothing. The session asks first, from the header alone, before it
 // reads a body (RefuseBeforeBody), so an unauthenticated client cannot make the server
 // buffer its body; Dispatch checks again with the tenant's limits and takes its slot.
-// Thread-safety: Dispatch is const and safe from every I/O thread.
+// Each request's path is split and matched once; dispatch and classification read the same
+// match. Thread-safety: Dispatch is const and safe from every I/O thread.
 #ifndef INFERD_FRONTENDS_HTTP_ROUTER_H_
 #define INFERD_FRONTENDS_HTTP_ROUTER_H_
 
 #include <optional>
+#include <span>
+#include <string_view>
 
 #include "frontends/http/handler_context.h"
+#include "frontends/http/http_routes.h"
 #include "frontends/http/http_types.h"
 
 namespace inferd {
@@ -41,10 +45,12 @@ class HttpRouter {
  private:
   // The request's route class (route_access.h) and, for management, whether its client is
   // local (the keyless rule asks).
-  RouteAccess Classify(const HttpRequestView& request) const;
+  RouteAccess Classify(const HttpRequestView& request, const RouteMatch& match) const;
 
-  // The handler for the request's method and path.
-  void Route(const HttpRequestView& request, ResponderPtr responder) const;
+  // Runs `match`'s handler: resolves the path's model version or label (400, 404), then
+  // checks the method (405).
+  void Serve(const HttpRequestView& request, const RouteMatch& match,
+             std::span<const std::string_view> segments, ResponderPtr responder) const;
 
   const HandlerContext context_;
 };

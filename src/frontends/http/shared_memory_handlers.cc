@@ -85,7 +85,7 @@ HttpReply HandleCuda(std::string_view action, const HttpRequestView& request) {
 }  // namespace
 
 HttpReply HandleSharedMemory(const HandlerContext& ctx, const HttpRequestView& request,
-                             const std::vector<std::string_view>& segments) {
+                             std::span<const std::string_view> segments) {
   // /v2/<kind>/<action> or /v2/<kind>/region/<name>/<action>
   const size_t n = segments.size();
   std::optional<std::string_view> region;

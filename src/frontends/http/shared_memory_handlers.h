@@ -6,15 +6,15 @@
 //   the same under /v2/cudasharedmemory: status lists nothing and unregister succeeds (so
 //   clients that clean up both kinds, like perf_analyzer, work); register is refused, as
 //   this server keeps tensors in host memory.
-// Register and unregister are management requests (route_access.cc), status monitoring.
+// Register and unregister are management requests (http_routes.cc), status monitoring.
 // Each reaches only the regions of the caller's tenant (HttpRequestView::tenant; callers
 // without a tenant are one owner): another tenant's region is as unknown as a name nobody
 // registered, and its name is free to use.
 #ifndef INFERD_FRONTENDS_HTTP_SHARED_MEMORY_HANDLERS_H_
 #define INFERD_FRONTENDS_HTTP_SHARED_MEMORY_HANDLERS_H_
 
+#include <span>
 #include <string_view>
-#include <vector>
 
 #include "frontends/http/handler_context.h"
 #include "frontends/http/http_types.h"
@@ -25,7 +25,7 @@ namespace inferd {
 // (`segments` is its path split at '/'). Registering opens the client's shared-memory object
 // on the I/O thread: that is an open and an fstat in /dev/shm (tmpfs), never a wait.
 HttpReply HandleSharedMemory(const HandlerContext& ctx, const HttpRequestView& request,
-                             const std::vector<std::string_view>& segments);
+                             std::span<const std::string_view> segments);
 
 }  // namespace inferd
 
