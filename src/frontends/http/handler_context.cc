@@ -68,4 +68,10 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
   ctx.inference->Submit(name, version, std::move(request), std::move(callbacks));
 }
 
+std::string TenantModelOf(const HandlerContext& ctx, std::string_view model) {
+  absl::StatusOr<InferencePath::GenerationTarget> target =
+      ctx.inference->ResolveGenerationModel(model);
+  return target.ok() ? target->model : std::string(model);
+}
+
 }  // namespace inferd
