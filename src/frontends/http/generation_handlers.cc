@@ -308,9 +308,8 @@ HttpReply HandleOpenAiModels(const HandlerContext& ctx) {
 }
 
 HttpReply HandleOpenAiModel(const HandlerContext& ctx, std::string_view name) {
-  absl::StatusOr<InferencePath::GenerationTarget> target =
-      ctx.inference->ResolveGenerationModel(name);
-  if (!target.ok() || !target->config->capabilities.generates_text) {
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(name);
+  if (!config.ok() || !(*config)->capabilities.generates_text) {
     return GenerationErrorReply(
         GenerationApi::kChat,
         WithErrorReason(absl::NotFoundError(

@@ -69,9 +69,12 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
 }
 
 std::string TenantModelOf(const HandlerContext& ctx, std::string_view model) {
-  absl::StatusOr<InferencePath::GenerationTarget> target =
-      ctx.inference->ResolveGenerationModel(model);
-  return target.ok() ? target->model : std::string(model);
+  // Not ResolveGenerationModel: an adapter that base does not have is base's 404 to a tenant
+  // allowed base (it may list base's adapters), not a 403.
+  if (ctx.inference->ConfigFor(model).ok()) return std::string(model);
+  const std::optional<AdapterName> split = SplitAdapterName(model);
+  if (split && ctx.inference->ConfigFor(split->base).ok()) return std::string(split->base);
+  return std::string(model);
 }
 
 }  // namespace inferd

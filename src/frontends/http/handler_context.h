@@ -53,8 +53,8 @@ absl::StatusOr<int64_t> HeaderTimeoutUs(const HttpRequestView& view);
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
 // The model a tenant's model list is checked against for a generation's "model": base for
-// "base:adapter" (an adapter follows its base model's rule: InferencePath::
-// ResolveGenerationModel), else `model` itself.
+// "base:adapter" when `model` is no model itself and base is one (an adapter follows its base
+// model's rule, InferencePath::ResolveGenerationModel), else `model` itself.
 std::string TenantModelOf(const HandlerContext& ctx, std::string_view model);
 
 // Notes that the request reached `model`, so that it is counted for that model even when it
