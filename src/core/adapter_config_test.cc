@@ -48,7 +48,9 @@ TEST(AdapterConfigTest, RefusesWhatCouldNotBeServed) {
   EXPECT_THAT(ErrorOf("  - {name: a, path: /etc/passwd}\n"), HasSubstr("adapters[0].path"));
   EXPECT_THAT(ErrorOf("  - {name: a}\n"), HasSubstr("adapters[0].path: is required"));
   EXPECT_THAT(ErrorOf("  - {name: a, path: a.gguf, scale: 4.5}\n"), HasSubstr("adapters[0].scale"));
-  EXPECT_THAT(ErrorOf("  - {name: a, path: a.gguf, scale: .nan}\n"), HasSubstr("finite"));
+  EXPECT_THAT(ErrorOf("  - {name: a, path: a.gguf, scale: .nan}\n"),
+              HasSubstr("adapters[0].scale"));
+  EXPECT_THAT(ErrorOf("  - {name: a, path: a.gguf, scale: -4.01}\n"), HasSubstr("finite number"));
   EXPECT_THAT(ErrorOf("  - {name: a, path: a.gguf, alpha: 2}\n"), HasSubstr("alpha"));
   EXPECT_THAT(ErrorOf("  {name: a, path: a.gguf}\n"), HasSubstr("must be a list"));
   std::string many;
