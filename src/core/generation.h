@@ -136,6 +136,15 @@ struct GenerationEvent {
   std::vector<TokenLogprob> logprobs;
 };
 
+// One LoRA adapter a request applies, with its scale. The frontend names it by `name` or, for
+// llama.cpp's server's `lora` field, by `id` (its index in config.yaml's `adapters`); the
+// inference path resolves an id to its name and checks the name against the model's config.
+struct AdapterUse {
+  std::string name;
+  int64_t id = -1;  // -1: by name
+  double scale = 1.0;
+};
+
 struct GenerateRequest {
   std::string id;
   // Exactly one of the two: raw text, or messages rendered with the model's chat template.
@@ -168,6 +177,10 @@ struct GenerateRequest {
   // its next step.
   std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
   std::function<void(GenerationEvent)> on_event;
+  // The LoRA adapters this request's sequences decode with (empty: the base model alone),
+  // from "model": "base:adapter" (the config's scale) or the `lora` field; at most
+  // kMaxAdapters, each scale checked (core/adapter_config.h).
+  std::vector<AdapterUse> adapters;
 };
 
 // Embeddings of texts (OpenAI's /v1/embeddings): one pooled, L2-normalised vector per input.

@@ -80,7 +80,79 @@ void RefuseOnce(Request& request, absl::Status status) {
   if (auto on_done = std::move(request.on_done)) on_done(std::move(status));
 }
 
+// Resolves `request.adapters` against `config` (ids to names; every name declared, none twice,
+// each scale in bounds) and drops those of scale 0, which change nothing, so that requests
+// with equal effects batch together. `adapter`: from "model": "base:adapter".
+absl::Status ResolveAdapters(const ModelConfig& config, std::string_view adapter,
+                             GenerateRequest& request) {
+  if (!adapter.empty()) {
+    if (!request.adapters.empty()) {
+      return WithErrorField(
+          absl::InvalidArgumentError("'lora' cannot be combined with a \"model\" that names an "
+                                     "adapter (base:adapter): give one or the other"),
+          "lora");
+    }
+    request.adapters.push_back(
+        AdapterUse{std::string(adapter), -1, config.FindAdapter(adapter)->scale});
+    return absl::OkStatus();
+  }
+  std::vector<AdapterUse> kept;
+  for (size_t i = 0; i < request.adapters.size(); ++i) {
+    AdapterUse& use = request.adapters[i];
+    auto refuse = [&](std::string why) {
+      return WithErrorField(absl::InvalidArgumentError(StrCat("lora[", i, "]: ", why)), "lora");
+    };
+    if (use.id >= 0) {
+      if (use.id >= static_cast<int64_t>(config.adapters.size())) {
+        return refuse(StrCat("id ", use.id, ": model '", config.name, "' has ",
+                             config.adapters.size(), " adapters (ids 0..",
+                             static_cast<int64_t>(config.adapters.size()) - 1, ")"));
+      }
+      use.name = config.adapters[static_cast<size_t>(use.id)].name;
+    } else if (config.FindAdapter(use.name) == nullptr) {
+      std::vector<std::string> names;
+      for (const AdapterConfig& declared : config.adapters) names.push_back(declared.name);
+      return refuse(StrCat("model '", config.name, "' has no adapter '", use.name,
+                           "' (its adapters: ", StrJoin(names, ", "), ")"));
+    }
+    for (const AdapterUse& earlier : kept) {
+      if (earlier.name == use.name)
+        return refuse(StrCat("adapter '", use.name, "' is named twice"));
+    }
+    if (absl::Status valid = CheckAdapterScale(use.scale, StrCat("lora[", i, "].scale"));
+        !valid.ok()) {
+      return WithErrorField(valid, "lora");
+    }
+    if (use.scale != 0) kept.push_back(std::move(use));
+  }
+  request.adapters = std::move(kept);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<InferencePath::GenerationTarget> InferencePath::ResolveGenerationModel(
+    std::string_view name) const {
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
+  if (config.ok() || !absl::IsNotFound(config.status())) {
+    if (!config.ok()) return config.status();
+    return GenerationTarget{std::string(name), {}, *std::move(config)};
+  }
+  const std::optional<AdapterName> split = SplitAdapterName(name);
+  if (!split) return config.status();
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> base = models_->ConfigOf(split->base);
+  if (!base.ok()) return config.status();
+  if ((*base)->FindAdapter(split->adapter) == nullptr) {
+    std::vector<std::string> names;
+    for (const AdapterConfig& adapter : (*base)->adapters) names.push_back(adapter.name);
+    return WithErrorReason(
+        absl::NotFoundError(
+            StrCat("model '", name, "': model '", split->base, "' has no adapter '", split->adapter,
+                   "' (its adapters: ", names.empty() ? "none" : StrJoin(names, ", "), ")")),
+        ErrorReason::kUnknownModel);
+  }
+  return GenerationTarget{std::string(split->base), std::string(split->adapter), *std::move(base)};
+}
 
 InferencePath::InferencePath(ModelManager* models, std::string default_model)
     : models_(models), default_model_(std::move(default_model)) {}
@@ -182,18 +254,22 @@ void InferencePath::SubmitGeneration(const ModelConfig& config, std::optional<in
 void InferencePath::Generate(std::string_view name, std::optional<int64_t> version,
                              int64_t timeout_us, std::unique_ptr<GenerateRequest> request,
                              std::function<void(const ModelHandle&)> acquired) {
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = models_->ConfigOf(name);
-  if (!config.ok()) return RefuseGeneration(*request, config.status());
-  if (!(*config)->capabilities.generates_text) {
-    return RefuseGeneration(*request, absl::InvalidArgumentError(
-                                          StrCat("model '", name, "' (backend ", (*config)->backend,
-                                                 ") does not generate text; use its infer "
-                                                 "endpoint")));
+  absl::StatusOr<GenerationTarget> target = ResolveGenerationModel(name);
+  if (!target.ok()) return RefuseGeneration(*request, target.status());
+  const std::shared_ptr<const ModelConfig>& config = target->config;
+  if (!config->capabilities.generates_text) {
+    return RefuseGeneration(
+        *request, absl::InvalidArgumentError(StrCat("model '", name, "' (backend ", config->backend,
+                                                    ") does not generate text; use its infer "
+                                                    "endpoint")));
+  }
+  if (absl::Status valid = ResolveAdapters(*config, target->adapter, *request); !valid.ok()) {
+    return RefuseGeneration(*request, valid);
   }
   if (absl::Status valid = CheckGenerateRequest(*request); !valid.ok()) {
     return RefuseGeneration(*request, valid);
   }
-  AcquireAndDeliver(*models_, name, version, **config, timeout_us, std::move(request),
+  AcquireAndDeliver(*models_, target->model, version, *config, timeout_us, std::move(request),
                     std::move(acquired), RefuseGeneration,
                     [](const ModelHandle& model, std::unique_ptr<GenerateRequest> pending) {
                       model->Generate(std::move(pending));

@@ -62,6 +62,18 @@ class InferencePath : public StepRunner {
   // looking at the body, so an unknown model is reported as such whatever the body holds.
   absl::StatusOr<std::shared_ptr<const ModelConfig>> ConfigFor(std::string_view name) const;
 
+  // What a generation request's "model" names: a model (adapter empty), or "base:adapter", one
+  // of the LoRA adapters base's config.yaml declares (core/adapter_config.h). A model whose
+  // own name has a ':' wins over an adapter of that spelling. NotFound when it is neither,
+  // naming the adapter when base exists. Tenants are checked against `model` (base): an
+  // adapter follows its base model's rule.
+  struct GenerationTarget {
+    std::string model;
+    std::string adapter;
+    std::shared_ptr<const ModelConfig> config;
+  };
+  absl::StatusOr<GenerationTarget> ResolveGenerationModel(std::string_view name) const;
+
   // The model a request that names none goes to: the default model, else the only one that is
   // loaded or loadable on demand. InvalidArgument when that does not pick exactly one.
   absl::StatusOr<std::string> DefaultModel() const;
@@ -80,7 +92,8 @@ class InferencePath : public StepRunner {
     Submit(model, version, std::move(request), std::move(callbacks));
   }
 
-  // Checks `request` against the generation limits and `name`'s capability before anything is
+  // Checks `request` against the generation limits and `name`'s capability (and its adapters
+  // against the config: ResolveGenerationModel, GenerateRequest::adapters) before anything is
   // loaded or queued, sets its deadline from `timeout_us` (0: the model's
   // queue.default_timeout_us; at most kMaxTimeoutUs), acquires a version as Submit does and
   // hands it the request. Every outcome, refusals included, arrives through request->on_event

@@ -295,8 +295,8 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                                            const ConfigDefaults& defaults) {
   if (!root.IsMap()) return reader.Error("(top level)", "must be a mapping of fields");
   std::set<std::string> known_keys = {
-      "backend", "max_batch_size", "inputs",    "outputs",  "instances",     "dynamic_batching",
-      "queue",   "parameters",     "precision", "pipeline", "response_cache"};
+      "backend", "max_batch_size", "inputs",    "outputs",  "instances",      "dynamic_batching",
+      "queue",   "parameters",     "precision", "pipeline", "response_cache", "adapters"};
   known_keys.insert(LifecycleConfigKeys().begin(), LifecycleConfigKeys().end());
   RETURN_IF_ERROR(reader.CheckKeys(root, "", known_keys));
   ModelConfig config;
@@ -350,6 +350,10 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     }
     config.precision = *parsed;
   }
+  if (root["adapters"] && config.backend != "llama") {
+    return reader.Error("adapters", "LoRA adapters are for backend: llama only");
+  }
+  ASSIGN_OR_RETURN(config.adapters, ParseAdapters(reader, root["adapters"]));
   ASSIGN_OR_RETURN(config.lifecycle, ParseLifecycleConfig(root, reader.source()));
   RETURN_IF_ERROR(ParsePipelineSection(root, reader, &config));
   if (root["response_cache"]) {
@@ -409,6 +413,13 @@ int ModelConfig::total_instances() const {
   int total = 0;
   for (const InstanceGroup& group : instances) total += group.count;
   return total > 0 ? total : 1;
+}
+
+const AdapterConfig* ModelConfig::FindAdapter(std::string_view adapter_name) const {
+  for (const AdapterConfig& adapter : adapters) {
+    if (adapter.name == adapter_name) return &adapter;
+  }
+  return nullptr;
 }
 
 const TensorSpec* ModelConfig::FindOutput(std::string_view output_name) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/adapter_config.h"
 #include "core/data_type.h"
 #include "core/precision.h"
 #include "core/repository/lifecycle_config.h"
@@ -134,6 +135,9 @@ struct ModelConfig {
   ModelCapabilities capabilities;
   // `pipeline:` for backend: pipeline (null otherwise): steps over ops and repository models.
   std::shared_ptr<const PipelineSpec> pipeline;
+  // `adapters:` LoRA adapters of a generating model (core/adapter_config.h), in config order
+  // (a request's `lora` ids index it).
+  std::vector<AdapterConfig> adapters;
 
   bool batched() const { return max_batch_size > 0; }
 
@@ -148,6 +152,7 @@ struct ModelConfig {
 
   const TensorSpec* FindInput(std::string_view input_name) const;
   const TensorSpec* FindOutput(std::string_view output_name) const;
+  const AdapterConfig* FindAdapter(std::string_view adapter_name) const;
   int total_instances() const;
 };
 

@@ -56,8 +56,12 @@ absl::StatusOr<std::unique_ptr<BackendModel>> LlamaBackend::Load(
     const BackendLoadRequest& request) {
   const std::string config_path = (request.version_dir.parent_path() / "config.yaml").string();
   ASSIGN_OR_RETURN(LlamaOptions options, ParseLlamaOptions(*request.config, config_path));
+  std::vector<LlamaAdapterFile> adapters;
+  for (const AdapterConfig& adapter : request.config->adapters) {
+    adapters.push_back({adapter.name, request.version_dir / adapter.path});
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<LlamaEngine> engine,
-                   LlamaEngine::Create(request.version_dir / "model.gguf", options));
+                   LlamaEngine::Create(request.version_dir / "model.gguf", options, adapters));
   return std::unique_ptr<BackendModel>(new LlamaModel(std::move(engine)));
 }
 

@@ -3,14 +3,17 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include <llama.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/llama/llama_log.h"
 #include "backends/llama/model_loader.h"
 #include "backends/llama/rerank_prompt.h"
 #include "backends/llama/sampler_chain.h"
@@ -100,6 +103,7 @@ struct LlamaEngine::Slot {
   std::string partition;
   // The request being served (shared by its choices); null when the slot is free.
   std::shared_ptr<GenerateRequest> request;
+  AdapterSet adapters;  // the request's (a KV cache is reused only under the same set)
   int choice = 0;
   std::shared_ptr<const std::vector<int32_t>> prompt;
   size_t prompt_done = 0;  // prompt tokens in the cache
@@ -115,15 +119,37 @@ struct LlamaEngine::Slot {
   TimePoint admitted{}, first_token{};
 };
 
-absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(const std::filesystem::path& gguf,
-                                                                 const LlamaOptions& options) {
+absl::StatusOr<std::unique_ptr<LlamaEngine>> LlamaEngine::Create(
+    const std::filesystem::path& gguf, const LlamaOptions& options,
+    const std::vector<LlamaAdapterFile>& adapter_files) {
   ASSIGN_OR_RETURN(LoadedModel loaded, LoadModel(gguf, options));
-  return std::unique_ptr<LlamaEngine>(
-      new LlamaEngine(loaded.model, loaded.context, options, std::move(loaded.embedder)));
+  std::vector<Adapter> adapters;
+  for (const LlamaAdapterFile& file : adapter_files) {
+    Adapter adapter{file.name, file.path, nullptr, {}};
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file.path, ec)) {
+      adapter.error = "the file does not exist (or is not a regular file)";
+    } else {
+      // llama.cpp says why an adapter does not load (wrong architecture, shapes of another
+      // base model, not a LoRA GGUF) only in its log.
+      LlamaErrorCapture capture;
+      adapter.adapter = llama_adapter_lora_init(loaded.model, file.path.c_str());
+      if (adapter.adapter == nullptr) {
+        adapter.error = capture.errors().empty() ? "llama.cpp could not load it" : capture.errors();
+      }
+    }
+    if (adapter.adapter == nullptr) {
+      spdlog::warn("llama: adapter '{}' ({}) is unavailable: {}", file.name, file.path.string(),
+                   adapter.error);
+    }
+    adapters.push_back(std::move(adapter));
+  }
+  return std::unique_ptr<LlamaEngine>(new LlamaEngine(
+      loaded.model, loaded.context, options, std::move(loaded.embedder), std::move(adapters)));
 }
 
 LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
-                         std::unique_ptr<Embedder> embedder)
+                         std::unique_ptr<Embedder> embedder, std::vector<Adapter> adapters)
     : model_(model),
       context_(context),
       tokenizer_(llama_model_get_vocab(model)),
@@ -135,6 +161,14 @@ LlamaEngine::LlamaEngine(llama_model* model, llama_context* context, const Llama
       sequences_(options.max_queue, options.parallel) {
   weight_bytes_ = llama_model_size(model_);
   kv_bytes_ = KvCacheBytes(model_, context_, options_, embedder_.get());
+  adapters_ = std::move(adapters);
+  // An adapter's tensors are copied from its file into buffers of their own: the file's size
+  // (the tensors and a small header) is what it holds.
+  for (const Adapter& adapter : adapters_) {
+    std::error_code ec;
+    const uintmax_t bytes = std::filesystem::file_size(adapter.path, ec);
+    if (adapter.adapter != nullptr && !ec) adapter_bytes_ += bytes;
+  }
   // An encoder (BERT and its kin state <arch>.attention.causal false) has no causal attention
   // and no KV cache: decoding with it gives noise, not text.
   char arch[64] = {0}, causal[16] = {0};
@@ -158,6 +192,9 @@ LlamaEngine::~LlamaEngine() {
   Shutdown();
   embedder_.reset();  // its context before the model it uses
   llama_free(context_);
+  for (Adapter& adapter : adapters_) {
+    if (adapter.adapter != nullptr) llama_adapter_lora_free(adapter.adapter);
+  }
   llama_model_free(model_);
 }
 
@@ -189,6 +226,17 @@ void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   // thread (the class comment).
   if (absl::Status checked = preparer_.Check(*request); !checked.ok()) {
     return Fail(*request, checked);
+  }
+  absl::StatusOr<AdapterSet> adapters = AdapterSetOf(*request);
+  if (!adapters.ok()) return Fail(*request, adapters.status());
+  if (!adapters->empty()) {
+    // A KV cache computed through one adapter set is not the prompt's under another: prefixes
+    // are reused only within one set (as llama.cpp's server clears a slot's cache when its
+    // adapters change).
+    request->cache_partition += "\x1f";
+    for (const AdapterWeight& weight : *adapters) {
+      request->cache_partition += StrCat(weight.index, "*", weight.scale, ";");
+    }
   }
   const int n = request->n;
   absl::Status refused;
@@ -444,9 +492,24 @@ void LlamaEngine::Loop() {
       batch.logits[i] = logits ? 1 : 0;
       return i;
     };
+    // The adapter set this step serves: only sequences decoding with it take part
+    // (adapter_batching.h); the others keep their next token for a later step.
+    std::vector<const AdapterSet*> ready;
+    for (const auto& slot : slots_) {
+      if (slot->request != nullptr &&
+          (slot->next >= 0 || slot->prompt_done < slot->prompt->size())) {
+        ready.push_back(&slot->adapters);
+      }
+    }
+    if (ready.empty()) {
+      publish_occupancy();
+      continue;
+    }
+    const AdapterSet step_adapters = NextAdapterSet(ready, last_adapters_);
+    auto in_step = [&step_adapters](const Slot& slot) { return slot.adapters == step_adapters; };
     int64_t prompt_tokens = 0;
     for (auto& slot : slots_) {
-      if (slot->request == nullptr || slot->next < 0) continue;
+      if (slot->request == nullptr || slot->next < 0 || !in_step(*slot)) continue;
       slot->batch_index =
           add(slot->next, static_cast<int32_t>(slot->cache.size()), slot->seq, true);
       slot->cache.push_back(slot->next);
@@ -455,7 +518,7 @@ void LlamaEngine::Loop() {
     // Prompt chunks fill the rest of the step, the earliest admitted first.
     std::vector<Slot*> prompting;
     for (auto& slot : slots_) {
-      if (slot->request != nullptr && slot->prompt_done < slot->prompt->size()) {
+      if (slot->request != nullptr && slot->prompt_done < slot->prompt->size() && in_step(*slot)) {
         prompting.push_back(slot.get());
       }
     }
@@ -478,6 +541,18 @@ void LlamaEngine::Loop() {
       continue;
     }
 
+    if (absl::Status applied = ApplyAdapters(step_adapters); !applied.ok()) {
+      for (auto& slot : slots_) {
+        if (slot->request == nullptr || !in_step(*slot)) continue;
+        llama_memory_seq_rm(llama_get_memory(context_), slot->seq, -1, -1);
+        slot->cache.clear();
+        slot->batch_index = -1;
+        Finish(*slot, applied, FinishReason::kNone);
+      }
+      publish_occupancy();
+      continue;
+    }
+    last_adapters_ = step_adapters;
     // llama.cpp runs a step of one token on n_threads and a larger one on n_threads_batch:
     // both are set to the step's count.
     const bool decode_only = prompt_tokens == 0;
@@ -619,6 +694,8 @@ bool LlamaEngine::Admit() {
     }
     slot->cache.resize(reuse);
     slot->partition = queued.request->cache_partition;
+    // Checked when the request came in (Generate): adapters never change while loaded.
+    slot->adapters = AdapterSetOf(*queued.request).value_or(AdapterSet{});
     slot->request = std::move(queued.request);
     slot->choice = queued.choice;
     slot->prompt = std::move(queued.prompt);
@@ -636,6 +713,43 @@ bool LlamaEngine::Admit() {
     slot->last_used = ++tick_;
   }
   return !admitted.empty();
+}
+
+absl::StatusOr<AdapterSet> LlamaEngine::AdapterSetOf(const GenerateRequest& request) const {
+  AdapterSet set;
+  for (const AdapterUse& use : request.adapters) {
+    if (use.scale == 0) continue;
+    auto it = std::find_if(adapters_.begin(), adapters_.end(),
+                           [&use](const Adapter& adapter) { return adapter.name == use.name; });
+    if (it == adapters_.end()) {
+      return absl::NotFoundError(StrCat("this model has no adapter '", use.name, "'"));
+    }
+    if (it->adapter == nullptr) {
+      return absl::UnavailableError(StrCat("adapter '", use.name, "' is unavailable: its file ",
+                                           it->path.string(), " did not load (", it->error,
+                                           "); the base model and its other adapters serve"));
+    }
+    set.push_back({static_cast<int>(it - adapters_.begin()), static_cast<float>(use.scale)});
+  }
+  std::sort(set.begin(), set.end());
+  return set;
+}
+
+absl::Status LlamaEngine::ApplyAdapters(const AdapterSet& set) {
+  if (set == applied_adapters_) return absl::OkStatus();
+  std::vector<llama_adapter_lora*> pointers;
+  std::vector<float> scales;
+  for (const AdapterWeight& weight : set) {
+    pointers.push_back(adapters_[static_cast<size_t>(weight.index)].adapter);
+    scales.push_back(weight.scale);
+  }
+  const int32_t rc =
+      llama_set_adapters_lora(context_, pointers.data(), pointers.size(), scales.data());
+  if (rc != 0) {
+    return absl::InternalError(StrCat("llama.cpp could not set the adapters (code ", rc, ")"));
+  }
+  applied_adapters_ = set;
+  return absl::OkStatus();
 }
 
 TokenLogprob LlamaEngine::LogprobOf(int32_t row, int32_t token, int top) const {

@@ -14,6 +14,13 @@
 // a prompt longer in bytes than the context could hold in this vocabulary's longest tokens is
 // refused before it is tokenised at all.
 //
+// LoRA adapters (config.yaml `adapters:`) are loaded with the model, their bytes counted in
+// memory_bytes(), and freed with it. A request decodes with the adapter set it names
+// (GenerateRequest::adapters); since llama.cpp applies adapters to the whole context, a step
+// holds only sequences of one set and the sets ready take steps in turn (adapter_batching.h).
+// An adapter whose file does not load leaves the base model and the other adapters serving:
+// requests naming it are refused with Unavailable, naming the file and why.
+//
 // Thread-safety: Generate, ApplyChatTemplate and Stats are thread-safe. Ownership: the engine
 // owns queued and running requests and answers each exactly once; Shutdown (or the
 // destructor) answers the rest with Unavailable.
@@ -30,6 +37,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "backends/llama/adapter_batching.h"
 #include "backends/llama/decode_threads.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
@@ -41,14 +49,23 @@
 
 struct llama_model;
 struct llama_context;
+struct llama_adapter_lora;
 
 namespace inferd {
 
+// A LoRA adapter file to load with the model.
+struct LlamaAdapterFile {
+  std::string name;
+  std::filesystem::path path;
+};
+
 class LlamaEngine : public GenerativeModel {
  public:
-  // Loads `gguf` and creates the context and its KV cache. Errors name the file.
-  static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(const std::filesystem::path& gguf,
-                                                             const LlamaOptions& options);
+  // Loads `gguf` and creates the context and its KV cache, then loads `adapters` (one that
+  // fails is unavailable, not fatal: the class comment). Errors name the file.
+  static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(
+      const std::filesystem::path& gguf, const LlamaOptions& options,
+      const std::vector<LlamaAdapterFile>& adapters = {});
   ~LlamaEngine() override;
 
   void Generate(std::unique_ptr<GenerateRequest> request) override;
@@ -64,17 +81,24 @@ class LlamaEngine : public GenerativeModel {
   void Rerank(std::unique_ptr<RerankRequest> request) override;
   void Shutdown() override;
 
-  // Weights plus the KV cache, what the memory budget counts.
-  uint64_t memory_bytes() const { return weight_bytes_ + kv_bytes_; }
+  // Weights, the KV cache and the loaded adapters: what the memory budget counts.
+  uint64_t memory_bytes() const { return weight_bytes_ + kv_bytes_ + adapter_bytes_; }
   uint64_t kv_bytes() const { return kv_bytes_; }
 
  private:
   struct Slot;
   struct EmbedJob;
+  // A configured adapter: loaded (`adapter` set) or not (`error` says why).
+  struct Adapter {
+    std::string name;
+    std::filesystem::path path;
+    llama_adapter_lora* adapter = nullptr;
+    std::string error;
+  };
 
   // `embedder`: null unless parameters.embeddings.
   LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
-              std::unique_ptr<Embedder> embedder);
+              std::unique_ptr<Embedder> embedder, std::vector<Adapter> adapters);
 
   void Loop();
   // The preparation thread: renders and tokenises incoming requests, then queues them.
@@ -85,6 +109,11 @@ class LlamaEngine : public GenerativeModel {
   // admitted any.
   bool Admit();
   void Finish(Slot& slot, absl::Status status, FinishReason reason);
+  // The adapter set `request` names, or why it cannot be served (an adapter this model does
+  // not have, or one whose file did not load).
+  absl::StatusOr<AdapterSet> AdapterSetOf(const GenerateRequest& request) const;
+  // Makes `set` the context's adapters (a no-op when it already is). Decode thread only.
+  absl::Status ApplyAdapters(const AdapterSet& set);
   // The logprobs of `token`, sampled from the logits of batch row `row`, with `top`
   // alternatives (OpenAI's logprobs). Decode thread only.
   TokenLogprob LogprobOf(int32_t row, int32_t token, int top) const;
@@ -104,7 +133,9 @@ class LlamaEngine : public GenerativeModel {
   std::unique_ptr<Embedder> embedder_;  // null: no embeddings
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
-  bool generates_ = true;  // false for an encoder (non-causal attention)
+  uint64_t adapter_bytes_ = 0;
+  std::vector<Adapter> adapters_;  // set before the threads start, then read-only
+  bool generates_ = true;          // false for an encoder (non-causal attention)
   // Decode loop only: the thread count of decode-only steps (decode_threads.h), and the
   // count the context was last set to.
   DecodeThreads decode_threads_;
@@ -126,6 +157,8 @@ class LlamaEngine : public GenerativeModel {
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<EmbedJob> embedding_;  // the embeddings request being computed
   uint64_t tick_ = 0;
+  AdapterSet applied_adapters_;  // the context's
+  AdapterSet last_adapters_;     // the previous step's
   std::thread thread_;
   std::thread prepare_thread_;
 };

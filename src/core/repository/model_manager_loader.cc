@@ -136,6 +136,10 @@ bool SameSpecs(const std::vector<TensorSpec>& a, const std::vector<TensorSpec>& 
 // Whether an engine model loaded for `a` serves `b` exactly as loading it for `b` would: the
 // backend checks (signature, precision, parameters) ran against `a`'s config at its load.
 bool SameEngineConfig(const ModelConfig& a, const ModelConfig& b) {
+  // LoRA adapters are files of each model's own version folder, loaded into its engine: an
+  // engine with adapters is never shared (another model sharing it would serve adapters it
+  // does not declare, or lack those it does, and count their bytes as its own).
+  if (!a.adapters.empty() || !b.adapters.empty()) return false;
   return a.parameters == b.parameters && a.precision == b.precision &&
          a.max_batch_size == b.max_batch_size && SameSpecs(a.inputs, b.inputs) &&
          SameSpecs(a.outputs, b.outputs);

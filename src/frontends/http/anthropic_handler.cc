@@ -99,7 +99,8 @@ void HandleAnthropicMessages(const HandlerContext& ctx, const HttpRequestView& r
   // The router checked the role and the tenant's limits; the model is known
   // only now.
   if (request.tenant != nullptr) {
-    if (absl::Status allowed = CheckTenantModel(*request.tenant, parsed->call.model);
+    if (absl::Status allowed =
+            CheckTenantModel(*request.tenant, TenantModelOf(ctx, parsed->call.model));
         !allowed.ok()) {
       return responder->Send(ErrorReply(allowed));
     }

@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "core/infer_request.h"
 #include "frontends/http/generation_codec_tools.h"
+#include "frontends/http/lora_field.h"
 #include "frontends/http/request_fields.h"
 
 namespace inferd {
@@ -278,10 +279,11 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
                                                      "top_logprobs",
                                                      "tools",
                                                      "tool_choice",
-                                                     "parallel_tool_calls"};
+                                                     "parallel_tool_calls",
+                                                     "lora"};
   static constexpr std::string_view kCompletionFields[] = {
-      "model",      "prompt",          "n",       "stream",  "stream_options",
-      "max_tokens", "response_format", "grammar", "logprobs"};
+      "model",      "prompt",          "n",       "stream",   "stream_options",
+      "max_tokens", "response_format", "grammar", "logprobs", "lora"};
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(CheckFields(o, kChatFields, ""));
   } else {
@@ -300,6 +302,7 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
   RETURN_IF_ERROR(ReadSampling(o, request));
   RETURN_IF_ERROR(ReadOutputFormat(o, &request.output_format));
   RETURN_IF_ERROR(ReadLogprobs(o, api, &request.logprobs));
+  RETURN_IF_ERROR(ReadLoraField(o, &request.adapters));
   parsed.call.logprobs = request.logprobs >= 0;
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));

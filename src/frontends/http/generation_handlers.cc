@@ -172,11 +172,6 @@ void WriteModelEntry(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_
   w.EndObject();
 }
 
-bool Generates(const HandlerContext& ctx, std::string_view name) {
-  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(name);
-  return config.ok() && (*config)->capabilities.generates_text;
-}
-
 }  // namespace
 
 void HandleOpenAiGeneration(const HandlerContext& ctx, GenerationApi api,
@@ -187,7 +182,8 @@ void HandleOpenAiGeneration(const HandlerContext& ctx, GenerationApi api,
   if (!parsed.ok()) return responder->Send(GenerationErrorReply(api, parsed.status()));
   // The router checked the role and the tenant's limits; the model is known only now.
   if (request.tenant != nullptr) {
-    if (absl::Status allowed = CheckTenantModel(*request.tenant, parsed->call.model);
+    if (absl::Status allowed =
+            CheckTenantModel(*request.tenant, TenantModelOf(ctx, parsed->call.model));
         !allowed.ok()) {
       return responder->Send(GenerationErrorReply(api, allowed));
     }
@@ -288,7 +284,13 @@ HttpReply HandleOpenAiModels(const HandlerContext& ctx) {
   for (const ModelStatus& status : ctx.models->Index()) {
     if (status.name == last) continue;  // one row per version
     last = status.name;
-    if (Generates(ctx, status.name)) WriteModelEntry(w, status.name);
+    absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(last);
+    if (!config.ok() || !(*config)->capabilities.generates_text) continue;
+    WriteModelEntry(w, status.name);
+    // Each LoRA adapter is a model of its own to an OpenAI client: "base:adapter".
+    for (const AdapterConfig& adapter : (*config)->adapters) {
+      WriteModelEntry(w, StrCat(status.name, ":", adapter.name));
+    }
   }
   w.EndArray();
   w.EndObject();
@@ -298,7 +300,8 @@ HttpReply HandleOpenAiModels(const HandlerContext& ctx) {
 }
 
 HttpReply HandleOpenAiModel(const HandlerContext& ctx, std::string_view name) {
-  if (!Generates(ctx, name)) {
+  absl::StatusOr<std::shared_ptr<const ModelConfig>> config = ctx.inference->ConfigFor(name);
+  if (!config.ok() || !(*config)->capabilities.generates_text) {
     return GenerationErrorReply(
         GenerationApi::kChat,
         WithErrorReason(absl::NotFoundError(

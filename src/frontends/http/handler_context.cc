@@ -68,4 +68,13 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
   ctx.inference->Submit(name, version, std::move(request), std::move(callbacks));
 }
 
+std::string TenantModelOf(const HandlerContext& ctx, std::string_view model) {
+  // Not ResolveGenerationModel: an adapter that base does not have is base's 404 to a tenant
+  // allowed base (it may list base's adapters), not a 403.
+  if (ctx.inference->ConfigFor(model).ok()) return std::string(model);
+  const std::optional<AdapterName> split = SplitAdapterName(model);
+  if (split && ctx.inference->ConfigFor(split->base).ok()) return std::string(split->base);
+  return std::string(model);
+}
+
 }  // namespace inferd

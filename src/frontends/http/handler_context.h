@@ -52,6 +52,11 @@ absl::StatusOr<int64_t> HeaderTimeoutUs(const HttpRequestView& view);
 // if given, wins. InvalidArgument for a malformed value.
 absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& request);
 
+// The model a tenant's model list is checked against for a generation's "model": base for
+// "base:adapter" when `model` is no model itself and base is one (an adapter follows its base
+// model's rule, InferencePath::ResolveGenerationModel), else `model` itself.
+std::string TenantModelOf(const HandlerContext& ctx, std::string_view model);
+
 // Notes that the request reached `model`, so that it is counted for that model even when it
 // fails before inference (a malformed body): metrics and the access log.
 void NoteModel(Responder& responder, const ModelHandle& model);
