@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 struct llama_sampler;
 struct llama_vocab;

@@ -16,7 +16,7 @@
 
 namespace inferd {
 
-class ModelObserver;  // core/model_observer.h
+class ModelObserver;  // core/scheduling/model_observer.h
 
 struct DurationStat {
   uint64_t count = 0;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/strings.h"
-#include "core/repository/version_dirs.h"
+#include "core/config/version_dirs.h"
 #include "frontends/http/access_reply.h"
 #include "frontends/http/anthropic_handler.h"
 #include "frontends/http/dashboard_handler.h"
