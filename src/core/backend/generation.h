@@ -28,7 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "core/scheduling/model_stats.h"
+#include "core/types/timings.h"
 
 namespace inferd {
 

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "common/clock.h"
-#include "core/scheduling/model_stats.h"
+#include "core/types/timings.h"
 
 namespace inferd {
 
