@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/tensor.h"
+#include "core/types/tensor.h"
 
 namespace inferd {
 

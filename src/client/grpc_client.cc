@@ -7,7 +7,7 @@
 #include <grpcpp/create_channel.h>
 
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 
 namespace inferd {
 namespace {

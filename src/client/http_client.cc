@@ -15,7 +15,7 @@
 
 #include "common/http_status.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 
 namespace inferd {
 

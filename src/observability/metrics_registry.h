@@ -32,8 +32,8 @@
 #include "auth/tenant.h"
 
 #include "common/mutex.h"
-#include "core/model_observer.h"
 #include "core/repository/model_manager.h"
+#include "core/scheduling/model_observer.h"
 
 namespace inferd {
 

@@ -12,7 +12,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 
-#include "core/model_observer.h"
+#include "core/scheduling/model_observer.h"
 #include "observability/request_outcome.h"
 
 namespace inferd {

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "common/clock.h"
-#include "core/served_model.h"
+#include "core/model/served_model.h"
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 

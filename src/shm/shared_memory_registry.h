@@ -33,8 +33,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
-#include "core/infer_request.h"
-#include "core/tensor.h"
+#include "core/backend/infer_request.h"
+#include "core/types/tensor.h"
 #include "shm/shared_memory_region.h"
 
 namespace inferd {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_replace.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "shm/testing/shm_object.h"

@@ -16,7 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "auth/tenant.h"
-#include "core/backend.h"
+#include "core/backend/backend.h"
 #include "frontends/http/error_shape.h"
 #include "observability/log_setup.h"
 

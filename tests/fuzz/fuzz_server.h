@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
+#include "core/service/inference_path.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/router.h"
 #include "shm/shared_memory_registry.h"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 #include "tests/fuzz/fuzz_server.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "ops/text/tokenize_op.h"
 #include "tests/fuzz/fuzz_server.h"
 

@@ -3,7 +3,7 @@
 Each row of CASES is one situation; it runs once over KServe v2 REST and once over the Open
 Inference Protocol's gRPC service, and both must end in the row's status class with the same
 message (errors) or the same outputs or metadata (successes). Both frontends call the one
-inference service in the core (src/core/inference_path.h), so a row that fails here is a
+inference service in the core (src/core/service/inference_path.h), so a row that fails here is a
 frontend decoding or encoding differently, or a status mapped differently
 (frontends/http/http_status.cc, frontends/grpc/grpc_status.cc).
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 namespace inferd {
 

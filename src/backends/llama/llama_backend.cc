@@ -35,7 +35,7 @@ class LlamaModel : public BackendModel, public GenerativeModel {
   void Shutdown() override { engine_->Shutdown(); }
 
   // Tensor requests to a generative model are served as generations by the inference path
-  // (core/infer_as_generation.h), with the generation limits, deadline and cancellation;
+  // (core/service/infer_as_generation.h), with the generation limits, deadline and cancellation;
   // none reaches an execution instance.
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor>) override {
     return absl::InternalError(

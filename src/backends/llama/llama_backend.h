@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/backend.h"
+#include "core/backend/backend.h"
 
 namespace inferd {
 

@@ -45,7 +45,7 @@
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/tokenizer.h"
 #include "common/mutex.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 struct llama_model;
 struct llama_context;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 namespace inferd {
 

@@ -20,7 +20,7 @@
 #include "backends/llama/chat_template.h"
 #include "backends/llama/llama_options.h"
 #include "backends/llama/tokenizer.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 struct llama_model;
 struct llama_sampler;

@@ -16,7 +16,7 @@
 #include <llama.h>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 namespace inferd {
 

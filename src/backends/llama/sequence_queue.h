@@ -20,7 +20,7 @@
 
 #include "absl/status/status.h"
 #include "common/clock.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 struct llama_sampler;
 

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/config_completer.h"
+#include "core/backend/backend.h"
+#include "core/backend/config_completer.h"
 
 namespace inferd {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "core/data_type.h"
+#include "core/types/data_type.h"
 
 namespace inferd {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

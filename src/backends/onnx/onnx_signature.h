@@ -12,8 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/data_type.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
+#include "core/types/data_type.h"
 
 namespace inferd {
 

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "backends/pipeline/pipeline_host.h"
-#include "core/backend.h"
+#include "core/backend/backend.h"
 #include "core/pipeline/op_registry.h"
 
 namespace inferd {

@@ -8,8 +8,8 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/config_field_reader.h"
-#include "core/pipeline/pipeline_spec.h"
+#include "core/config/config_field_reader.h"
+#include "core/config/pipeline_spec.h"
 
 namespace inferd {
 namespace {

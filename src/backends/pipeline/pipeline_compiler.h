@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "backends/pipeline/pipeline_host.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 #include "core/pipeline/compiled_pipeline.h"
 #include "core/pipeline/op_registry.h"
 

@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 #include "core/pipeline/step_runner.h"
 
 namespace inferd {

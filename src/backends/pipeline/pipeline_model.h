@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "core/async_backend_model.h"
-#include "core/backend.h"
+#include "core/backend/async_backend_model.h"
+#include "core/backend/backend.h"
 #include "core/pipeline/compiled_pipeline.h"
 #include "core/pipeline/step_runner.h"
 

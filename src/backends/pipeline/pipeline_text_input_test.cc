@@ -4,9 +4,9 @@
 // added); the validator must accept that [1] BYTES tensor for the pipeline's [-1] signature.
 #include <simdjson.h>
 
-#include "core/bytes_tensor.h"
-#include "core/model_config.h"
-#include "core/request_validator.h"
+#include "core/config/model_config.h"
+#include "core/model/request_validator.h"
+#include "core/types/bytes_tensor.h"
 #include "frontends/http/json_tensor_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -27,7 +27,7 @@
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 
 namespace inferd {
 namespace {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string_view>
 
-#include "core/backend.h"
-#include "core/config_completer.h"
+#include "core/backend/backend.h"
+#include "core/backend/config_completer.h"
 
 namespace inferd {
 

@@ -10,8 +10,8 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
-#include "core/model_config.h"
-#include "core/tensor.h"
+#include "core/config/model_config.h"
+#include "core/types/tensor.h"
 #include "gtest/gtest.h"
 
 namespace inferd {

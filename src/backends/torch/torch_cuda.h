@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "absl/status/status.h"
-#include "core/device.h"
+#include "core/types/device.h"
 
 namespace inferd {
 

@@ -6,7 +6,7 @@
 
 #include <c10/core/ScalarType.h>
 
-#include "core/data_type.h"
+#include "core/types/data_type.h"
 
 namespace inferd {
 

@@ -21,7 +21,7 @@
 #include <torch/csrc/jit/api/module.h>
 
 #include "absl/status/status.h"
-#include "core/model_config.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

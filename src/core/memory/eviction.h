@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "core/version_key.h"
+#include "core/types/version_key.h"
 
 namespace inferd {
 

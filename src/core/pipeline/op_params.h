@@ -13,7 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/status/statusor.h"
-#include "core/config_field_reader.h"
+#include "core/config/config_field_reader.h"
 #include "core/pipeline/pipeline_op.h"
 
 namespace inferd {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/model_config.h"
-#include "core/tensor.h"
+#include "core/config/model_config.h"
+#include "core/types/tensor.h"
 
 namespace inferd {
 

@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "common/mutex.h"
 #include "common/strings.h"
-#include "core/served_model.h"
+#include "core/model/served_model.h"
 
 namespace inferd {
 namespace {

@@ -16,7 +16,7 @@
 
 #include <memory>
 
-#include "core/async_backend_model.h"
+#include "core/backend/async_backend_model.h"
 #include "core/pipeline/compiled_pipeline.h"
 #include "core/pipeline/step_runner.h"
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string_view>
 
-#include "core/infer_callbacks.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
+#include "core/model/infer_callbacks.h"
 
 namespace inferd {
 

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "core/served_model.h"
+#include "core/model/served_model.h"
 
 namespace inferd {
 

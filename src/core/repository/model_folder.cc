@@ -10,8 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
-#include "core/repository/model_name.h"
-#include "core/repository/version_dirs.h"
+#include "core/config/model_name.h"
+#include "core/config/version_dirs.h"
 
 namespace inferd {
 

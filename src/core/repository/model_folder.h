@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/backend.h"
-#include "core/model_config.h"
+#include "core/backend/backend.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

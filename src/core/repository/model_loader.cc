@@ -10,8 +10,8 @@
 #include "common/log.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/config_completer.h"
-#include "core/generation.h"
+#include "core/backend/config_completer.h"
+#include "core/backend/generation.h"
 #include "core/scheduling/batch_tuner.h"
 #include "core/scheduling/intra_op_probe.h"
 

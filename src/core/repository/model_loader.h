@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/backend.h"
-#include "core/model_config.h"
-#include "core/served_model.h"
+#include "core/backend/backend.h"
+#include "core/config/model_config.h"
+#include "core/model/served_model.h"
 
 namespace inferd {
 

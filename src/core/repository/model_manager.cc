@@ -12,7 +12,7 @@
 
 #include "common/error_detail.h"
 #include "common/strings.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "core/memory/process_memory.h"
 #include "core/repository/repository_watcher.h"
 

@@ -40,16 +40,16 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/mutex.h"
-#include "core/backend.h"
-#include "core/model_observer.h"
+#include "core/backend/backend.h"
+#include "core/config/traffic_rules.h"
+#include "core/model/served_model.h"
 #include "core/repository/lifecycle_report.h"
 #include "core/repository/load_waiters.h"
 #include "core/repository/model_folder.h"
 #include "core/repository/resource_tracker.h"
 #include "core/repository/serving_snapshot.h"
-#include "core/repository/traffic_rules.h"
-#include "core/served_model.h"
-#include "core/version_key.h"
+#include "core/scheduling/model_observer.h"
+#include "core/types/version_key.h"
 
 namespace inferd {
 

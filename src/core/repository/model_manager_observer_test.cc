@@ -10,8 +10,8 @@
 
 #include "absl/synchronization/notification.h"
 #include "common/mutex.h"
-#include "core/model_observer.h"
 #include "core/repository/model_manager.h"
+#include "core/scheduling/model_observer.h"
 #include "core/testing/fake_backend.h"
 #include "core/testing/temp_dir.h"
 #include "gtest/gtest.h"

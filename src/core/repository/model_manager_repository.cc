@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "core/config/model_name.h"
+#include "core/config/version_policy.h"
 #include "core/repository/model_manager.h"
-#include "core/repository/model_name.h"
 #include "core/repository/repository_watcher.h"
-#include "core/repository/version_policy.h"
 
 namespace inferd {
 

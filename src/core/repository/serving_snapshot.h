@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "core/model_config.h"
-#include "core/repository/traffic_rules.h"
-#include "core/served_model.h"
+#include "core/config/model_config.h"
+#include "core/config/traffic_rules.h"
+#include "core/model/served_model.h"
 
 namespace inferd {
 

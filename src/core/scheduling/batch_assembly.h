@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/scheduling/pending_request.h"
-#include "core/tensor.h"
+#include "core/types/tensor.h"
 
 namespace inferd {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -21,8 +21,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "core/backend.h"
-#include "core/model_config.h"
+#include "core/backend/backend.h"
+#include "core/config/model_config.h"
 #include "core/scheduling/batch_planner.h"
 
 namespace inferd {

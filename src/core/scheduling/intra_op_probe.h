@@ -20,8 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "core/backend.h"
-#include "core/model_config.h"
+#include "core/backend/backend.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

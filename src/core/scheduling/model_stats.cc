@@ -1,6 +1,6 @@
 #include "core/scheduling/model_stats.h"
 
-#include "core/model_observer.h"
+#include "core/scheduling/model_observer.h"
 
 namespace inferd {
 void ModelStats::RecordExecution(int64_t rows, const BatchTimes& times) {

@@ -13,25 +13,11 @@
 #include "absl/base/thread_annotations.h"
 #include "common/clock.h"
 #include "common/mutex.h"
+#include "core/types/timings.h"
 
 namespace inferd {
 
-class ModelObserver;  // core/model_observer.h
-
-struct DurationStat {
-  uint64_t count = 0;
-  uint64_t ns = 0;
-  void Add(Duration d) {
-    ++count;
-    ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
-  }
-};
-
-struct BatchTimes {
-  Duration compute_input{0};
-  Duration compute_infer{0};
-  Duration compute_output{0};
-};
+class ModelObserver;  // core/scheduling/model_observer.h
 
 struct ModelStatsSnapshot {
   uint64_t inference_count = 0;   // rows inferred (a request of 4 rows counts 4)

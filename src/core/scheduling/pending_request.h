@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "common/clock.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 
 namespace inferd {
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/async_backend_model.h"
+#include "core/backend/async_backend_model.h"
 #include "core/scheduling/scheduler.h"
 #include "core/scheduling/scheduler_test_util.h"
 #include "gmock/gmock.h"

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/backend.h"
-#include "core/data_type.h"
-#include "core/tensor.h"
+#include "core/backend/backend.h"
+#include "core/types/data_type.h"
+#include "core/types/tensor.h"
 
 namespace inferd::testing {
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "auth/access_policy.h"
-#include "core/inference_path.h"
 #include "core/repository/model_manager.h"
+#include "core/service/inference_path.h"
 #include "observability/request_recorder.h"
 #include "shm/shared_memory_registry.h"
 

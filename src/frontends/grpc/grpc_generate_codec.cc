@@ -11,9 +11,9 @@
 #include "common/json_body.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
-#include "core/data_type.h"
-#include "core/tensor.h"
+#include "core/types/bytes_tensor.h"
+#include "core/types/data_type.h"
+#include "core/types/tensor.h"
 #include "frontends/grpc/grpc_infer_codec.h"
 
 namespace inferd {

@@ -29,7 +29,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "inference_service.pb.h"
 
 namespace inferd {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -12,15 +12,15 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "inference_service.pb.h"
 #include "shm/shared_memory_registry.h"
 
 namespace inferd {
 
 // InvalidArgument naming the limit when the request's id is longer than kMaxClientIdBytes
-// (core/infer_request.h): every response, and every piece of a streamed generation, echoes it.
-// Checked first, before the id is copied anywhere.
+// (core/backend/infer_request.h): every response, and every piece of a streamed generation, echoes
+// it. Checked first, before the id is copied anywhere.
 absl::Status CheckGrpcRequestId(const inference::ModelInferRequest& request);
 
 // Decodes the id, the tensors, requested outputs and the "priority" / "timeout" parameters

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "shm/testing/shm_object.h"

@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "core/inference_path.h"
+#include "core/model/served_model.h"
 #include "core/repository/model_manager.h"
-#include "core/served_model.h"
+#include "core/service/inference_path.h"
 #include "inference_service.pb.h"
 
 namespace inferd {

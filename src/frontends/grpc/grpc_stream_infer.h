@@ -32,7 +32,7 @@
 #include "absl/base/thread_annotations.h"
 #include "auth/access_policy.h"
 #include "common/mutex.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/grpc/grpc_context.h"
 #include "frontends/grpc/stream_write_queue.h"
 #include "inference_service.grpc.pb.h"

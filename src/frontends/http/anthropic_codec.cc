@@ -10,7 +10,7 @@
 #include "common/http_status.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "frontends/http/generation_codec.h"
 #include "frontends/http/request_fields.h"
 

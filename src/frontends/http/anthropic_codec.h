@@ -2,7 +2,7 @@
 // /v1/messages), so Anthropic's own SDKs work unchanged against inferd's chat
 // models. Plain functions over JSON text, unit-tested without a server.
 //
-// Bounded as the OpenAI codec bounds (request_fields.h, core/generation.h): the
+// Bounded as the OpenAI codec bounds (request_fields.h, core/backend/generation.h): the
 // same limits on prompt bytes, messages, stop strings and sampling values.
 // Every field Anthropic defines that inferd does not implement (server tools,
 // images, thinking, ...) is refused with a 400 naming it, never accepted and ignored.
@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/http_types.h"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/tensor.h"
+#include "core/types/tensor.h"
 
 namespace inferd {
 

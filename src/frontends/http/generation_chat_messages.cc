@@ -6,7 +6,7 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "frontends/http/generation_codec.h"
 #include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/request_fields.h"

@@ -13,7 +13,7 @@
 #include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/lora_field.h"
 #include "frontends/http/request_fields.h"
@@ -357,7 +357,7 @@ absl::StatusOr<ParsedGeneration> ParseKServeGenerate(element body, bool stream) 
   request.prompt = std::string(text);
   std::string_view id;
   if (!o["id"].get(id)) {
-    // Echoed into every event of a stream: bounded (core/infer_request.h).
+    // Echoed into every event of a stream: bounded (core/backend/infer_request.h).
     if (id.size() > kMaxClientIdBytes) {
       return Invalid(
           StrCat("'id' is ", id.size(), " bytes; at most ", kMaxClientIdBytes, " are allowed"));

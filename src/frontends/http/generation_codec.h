@@ -17,7 +17,7 @@
 #include <simdjson.h>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/http/generation_codec_tools.h"
 #include "frontends/http/http_types.h"
 
@@ -59,7 +59,7 @@ struct ParsedGeneration {
 };
 
 // InvalidArgument naming `field`, marked kContextLengthExceeded (common/error_detail.h), when
-// a prompt's text has more than kMaxPromptBytes (core/generation.h).
+// a prompt's text has more than kMaxPromptBytes (core/backend/generation.h).
 absl::Status CheckPromptBytes(size_t bytes, std::string_view field);
 
 // The "messages" of an OpenAI chat body: role and content (a string, null, or text parts).

@@ -11,7 +11,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/http/generation_codec.h"
 #include "frontends/http/generation_codec_tools.h"
 

@@ -4,7 +4,7 @@
 #ifndef INFERD_FRONTENDS_HTTP_GENERATION_STATS_H_
 #define INFERD_FRONTENDS_HTTP_GENERATION_STATS_H_
 
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

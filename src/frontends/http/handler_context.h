@@ -9,9 +9,9 @@
 #include <string>
 
 #include "auth/access_policy.h"
-#include "core/infer_request.h"
-#include "core/inference_path.h"
+#include "core/backend/infer_request.h"
 #include "core/repository/model_manager.h"
+#include "core/service/inference_path.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/static_files.h"
 #include "observability/metrics_registry.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/kserve_codec.h"
 

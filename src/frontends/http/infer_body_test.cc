@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -13,7 +13,7 @@
 #include <simdjson.h>
 
 #include "absl/status/statusor.h"
-#include "core/tensor.h"
+#include "core/types/tensor.h"
 
 namespace inferd {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/infer_request.h"
+#include "core/backend/infer_request.h"
 #include "frontends/http/binary_tensor_reader.h"
 #include "shm/shared_memory_registry.h"
 

@@ -4,8 +4,8 @@
 #include <string_view>
 
 #include "common/strings.h"
-#include "core/adapter_config.h"
-#include "core/repository/model_name.h"
+#include "core/config/adapter_config.h"
+#include "core/config/model_name.h"
 #include "frontends/http/request_fields.h"
 
 namespace inferd {

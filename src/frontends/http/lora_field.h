@@ -9,7 +9,7 @@
 #include <simdjson.h>
 
 #include "absl/status/status.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 namespace inferd {
 

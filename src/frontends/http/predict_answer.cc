@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "core/bytes_tensor.h"
-#include "core/pipeline/pipeline_spec.h"
+#include "core/config/pipeline_spec.h"
+#include "core/types/bytes_tensor.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "core/infer_request.h"
-#include "core/model_config.h"
+#include "core/backend/infer_request.h"
+#include "core/config/model_config.h"
 
 namespace inferd {
 

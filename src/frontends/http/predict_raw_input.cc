@@ -6,7 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 
 namespace inferd {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "common/json_body.h"
 #include "common/strings.h"
-#include "core/repository/version_dirs.h"
+#include "core/config/version_dirs.h"
 #include "frontends/http/json_tensor_codec.h"
 
 namespace inferd {

@@ -3,7 +3,7 @@
 #include "common/error_detail.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 
 namespace inferd {
 

@@ -28,7 +28,7 @@ absl::Status ReadInteger(simdjson::dom::object o, std::string_view key, int64_t 
                          int64_t* out, bool* present = nullptr);
 absl::Status ReadBool(simdjson::dom::object o, std::string_view key, bool* out);
 // A string or a list of strings, at most kMaxStopStrings of at most kMaxStopBytes each
-// (core/generation.h); empty strings are dropped.
+// (core/backend/generation.h); empty strings are dropped.
 absl::Status ReadStops(simdjson::dom::object o, std::string_view key,
                        std::vector<std::string>* out);
 

@@ -21,7 +21,7 @@
 #include <simdjson.h>
 
 #include "absl/status/statusor.h"
-#include "core/generation.h"
+#include "core/backend/generation.h"
 #include "frontends/http/http_types.h"
 
 namespace inferd {

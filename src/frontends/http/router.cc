@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/strings.h"
-#include "core/repository/version_dirs.h"
+#include "core/config/version_dirs.h"
 #include "frontends/http/access_reply.h"
 #include "frontends/http/error_shape.h"
 #include "frontends/http/route_access.h"

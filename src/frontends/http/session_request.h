@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "common/clock.h"
-#include "core/served_model.h"
+#include "core/model/served_model.h"
 
 namespace inferd {
 

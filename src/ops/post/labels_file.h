@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/config_field_reader.h"
+#include "core/config/config_field_reader.h"
 
 namespace inferd {
 

@@ -12,7 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "absl/status/statusor.h"
-#include "core/config_field_reader.h"
+#include "core/config/config_field_reader.h"
 #include "core/pipeline/op_params.h"
 #include "core/pipeline/pipeline_op.h"
 

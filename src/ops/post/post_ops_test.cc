@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes_tensor.h"
 #include "core/pipeline/op_registry.h"
 #include "core/testing/temp_dir.h"
+#include "core/types/bytes_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ops/post/register_post_ops.h"

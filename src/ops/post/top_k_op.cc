@@ -8,7 +8,7 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
+#include "core/types/bytes_tensor.h"
 #include "ops/post/labels_file.h"
 #include "ops/post/post_op_base.h"
 

@@ -11,9 +11,9 @@
 
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "core/bytes_tensor.h"
-#include "core/config_field_reader.h"
+#include "core/config/config_field_reader.h"
 #include "core/pipeline/op_params.h"
+#include "core/types/bytes_tensor.h"
 #include "ops/text/hf_tokenizer.h"
 #include "ops/text/sentencepiece_tokenizer.h"
 
