@@ -715,43 +715,6 @@ bool LlamaEngine::Admit() {
   return !admitted.empty();
 }
 
-absl::StatusOr<AdapterSet> LlamaEngine::AdapterSetOf(const GenerateRequest& request) const {
-  AdapterSet set;
-  for (const AdapterUse& use : request.adapters) {
-    if (use.scale == 0) continue;
-    auto it = std::find_if(adapters_.begin(), adapters_.end(),
-                           [&use](const Adapter& adapter) { return adapter.name == use.name; });
-    if (it == adapters_.end()) {
-      return absl::NotFoundError(StrCat("this model has no adapter '", use.name, "'"));
-    }
-    if (it->adapter == nullptr) {
-      return absl::UnavailableError(StrCat("adapter '", use.name, "' is unavailable: its file ",
-                                           it->path.string(), " did not load (", it->error,
-                                           "); the base model and its other adapters serve"));
-    }
-    set.push_back({static_cast<int>(it - adapters_.begin()), static_cast<float>(use.scale)});
-  }
-  std::sort(set.begin(), set.end());
-  return set;
-}
-
-absl::Status LlamaEngine::ApplyAdapters(const AdapterSet& set) {
-  if (set == applied_adapters_) return absl::OkStatus();
-  std::vector<llama_adapter_lora*> pointers;
-  std::vector<float> scales;
-  for (const AdapterWeight& weight : set) {
-    pointers.push_back(adapters_[static_cast<size_t>(weight.index)].adapter);
-    scales.push_back(weight.scale);
-  }
-  const int32_t rc =
-      llama_set_adapters_lora(context_, pointers.data(), pointers.size(), scales.data());
-  if (rc != 0) {
-    return absl::InternalError(StrCat("llama.cpp could not set the adapters (code ", rc, ")"));
-  }
-  applied_adapters_ = set;
-  return absl::OkStatus();
-}
-
 TokenLogprob LlamaEngine::LogprobOf(int32_t row, int32_t token, int top) const {
   const float* logits = llama_get_logits_ith(context_, row);
   const StepLogprobs step =
