@@ -27,7 +27,6 @@ bench/results/<date>-pipelines[-N].{json,md}; an existing file is never overwrit
 """
 
 import argparse
-import datetime
 import io
 import json
 import os
@@ -336,12 +335,7 @@ def targets(report: dict, workload: str) -> List[str]:
 
 
 def unique_stem(out_dir: Path, name: str) -> Path:
-    stem = out_dir / f"{datetime.date.today().isoformat()}-{name}"
-    n = 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
-        n += 1
-        stem = out_dir / f"{datetime.date.today().isoformat()}-{name}-{n}"
-    return stem
+    return result_file.new_stem(out_dir, name)
 
 
 def main(argv=None) -> int:

@@ -83,6 +83,26 @@ def header(m: dict) -> List[str]:
     return lines
 
 
+def new_stem(out_dir: Path, name: str) -> Path:
+    """out_dir/<today>-<name>, or -2, -3, ... when a run of today already has that name: a
+    result file is never overwritten."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    today = datetime.date.today().isoformat()
+    stem, n = out_dir / f"{today}-{name}", 1
+    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
+        n += 1
+        stem = out_dir / f"{today}-{name}-{n}"
+    return stem
+
+
+def write_new(out_dir: Path, name: str, report: dict, markdown: str) -> Path:
+    """Writes a run's JSON and Markdown under new_stem(out_dir, name); returns the stem."""
+    stem = new_stem(out_dir, name)
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(markdown)
+    return stem
+
+
 def main(argv: List[str]) -> int:
     if argv[:1] == ["load"]:
         print(load())

@@ -20,7 +20,6 @@ bench/results/<date>-shared-node[-N].{json,md}; none is overwritten.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -153,15 +152,7 @@ def main() -> int:
                     for n in configs},
         "rounds_data": rounds,
     }
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{datetime.date.today().isoformat()}-shared-node"
-    n = 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
-        n += 1
-        stem = out / f"{datetime.date.today().isoformat()}-shared-node-{n}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
+    stem = result_file.write_new(Path(args.out_dir), "shared-node", report, markdown(report))
     print(markdown(report))
     print(f"wrote {stem}.md and .json")
     return 0

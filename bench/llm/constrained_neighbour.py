@@ -18,7 +18,6 @@ bench/results/<date>-llm-constrained-neighbour[-N].{json,md}; none is overwritte
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import sys
@@ -175,14 +174,7 @@ def main() -> int:
                                          zip(tpot["A1"], tpot["B"], tpot["A2"])]),
                     "A2_over_A1": summary([a2 / a1 for a1, a2 in zip(tpot["A1"], tpot["A2"])])},
     }
-    out = Path(args.out_dir)
-    stem = out / f"{datetime.date.today().isoformat()}-llm-constrained-neighbour"
-    n = 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
-        n += 1
-        stem = out / f"{datetime.date.today().isoformat()}-llm-constrained-neighbour-{n}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
+    stem = result_file.write_new(Path(args.out_dir), "llm-constrained-neighbour", report, markdown(report))
     print(f"wrote {stem}.md and .json")
     return 0
 

@@ -18,7 +18,6 @@ bench/results/<date>-llm-lora-mix[-N].{json,md}; none is overwritten.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import sys
@@ -151,14 +150,7 @@ def main() -> int:
                     "BB_over_AA": summary([b / a for a, b in zip(aa, rate["BB"])]),
                     "AA2_over_AA": summary([a2 / a for a, a2 in zip(rate["AA"], rate["AA2"])])},
     }
-    out = Path(args.out_dir)
-    stem = out / f"{datetime.date.today().isoformat()}-llm-lora-mix"
-    n = 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
-        n += 1
-        stem = out / f"{datetime.date.today().isoformat()}-llm-lora-mix-{n}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
+    stem = result_file.write_new(Path(args.out_dir), "llm-lora-mix", report, markdown(report))
     print(f"wrote {stem}.md and .json")
     print(markdown(report))
     return 0

@@ -27,7 +27,6 @@ overwritten.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import sys
@@ -244,15 +243,7 @@ def main() -> int:
                                                 "valid")} for k, v in r.items()}
                         for r in rounds],
     }
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"{datetime.date.today().isoformat()}-llm-structured"
-    n = 1
-    while stem.with_suffix(".md").exists() or stem.with_suffix(".json").exists():
-        n += 1
-        stem = out / f"{datetime.date.today().isoformat()}-llm-structured-{n}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
+    stem = result_file.write_new(Path(args.out_dir), "llm-structured", report, markdown(report))
     print(f"wrote {stem}.md and .json")
     print(markdown(report))
     return 0
