@@ -164,15 +164,20 @@ int Run(const ServerOptions& options) {
   // One tensor read out of shared memory is bounded as one request body is.
   SharedMemoryRegistry shared_memory(
       SharedMemoryLimits{.max_tensor_bytes = options.max_request_bytes});
-  HttpRouter router(HandlerContext{.inference = &inference,
-                                   .models = &models,
-                                   .server_version = std::string(kInferdVersion),
-                                   .draining = &draining,
-                                   .metrics = &metrics,
-                                   .recent_errors = &recent_errors,
-                                   .dashboard = dashboard.get(),
-                                   .access = access->policy.get(),
-                                   .shared_memory = &shared_memory});
+  // What both frontends share, once; each adds what only it has.
+  const FrontendContext frontend{.inference = &inference,
+                                 .models = &models,
+                                 .server_version = std::string(kInferdVersion),
+                                 .draining = &draining,
+                                 .access = access->policy.get(),
+                                 .shared_memory = &shared_memory};
+  HandlerContext http_context{frontend};
+  http_context.metrics = &metrics;
+  http_context.recent_errors = &recent_errors;
+  http_context.dashboard = dashboard.get();
+  HttpRouter router(std::move(http_context));
+  GrpcContext grpc_context{frontend};
+  grpc_context.recorder = &recorder;
   // gRPC first: once HTTP answers ready, both protocols are served.
   GrpcServer grpc_server(
       GrpcServerOptions{.host = options.host,
@@ -181,13 +186,7 @@ int Run(const ServerOptions& options) {
                         .drain_timeout = std::chrono::seconds(options.shutdown_timeout_s),
                         .tls_cert_pem = tls.cert_chain,
                         .tls_key_pem = tls.private_key},
-      GrpcContext{.inference = &inference,
-                  .models = &models,
-                  .server_version = std::string(kInferdVersion),
-                  .draining = &draining,
-                  .recorder = &recorder,
-                  .access = access->policy.get(),
-                  .shared_memory = &shared_memory});
+      std::move(grpc_context));
   if (absl::Status started = grpc_server.Start(); !started.ok()) {
     spdlog::critical("{}", std::string(started.message()));
     return 1;

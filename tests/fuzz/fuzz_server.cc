@@ -189,11 +189,11 @@ FuzzServer::FuzzServer() {
   }
   static const std::atomic<bool> draining{false};
   inference_ = std::make_unique<InferencePath>(models_.get());
-  router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
-                                                        .models = models_.get(),
-                                                        .server_version = "fuzz",
-                                                        .draining = &draining,
-                                                        .shared_memory = &shared_memory_});
+  router_ = std::make_unique<HttpRouter>(HandlerContext{{.inference = inference_.get(),
+                                                         .models = models_.get(),
+                                                         .server_version = "fuzz",
+                                                         .draining = &draining,
+                                                         .shared_memory = &shared_memory_}});
 }
 
 HttpReply FuzzServer::Call(HttpMethod method, std::string_view path, std::string_view query,

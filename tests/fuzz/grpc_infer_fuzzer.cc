@@ -19,10 +19,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& server = inferd::fuzz::FuzzServer::Get();
   static const std::atomic<bool> draining{false};
-  const inferd::GrpcContext ctx{.inference = &server.inference(),
-                                .models = &server.models(),
-                                .server_version = "fuzz",
-                                .draining = &draining};
+  const inferd::GrpcContext ctx{{.inference = &server.inference(),
+                                 .models = &server.models(),
+                                 .server_version = "fuzz",
+                                 .draining = &draining}};
   inference::ModelInferRequest request;
   if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
   (void)inferd::DecodeGrpcGeneration(request);

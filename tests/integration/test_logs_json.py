@@ -140,3 +140,32 @@ def test_queued_access_lines_are_written_before_exit(start_server, small_reposit
     ids = {line["request_id"] for line in json_lines(server) if line.get("logger") == "access"}
     assert {f"burst-{i}" for i in range(200)} <= ids
     assert any(line.get("msg", "").startswith("stopped") for line in json_lines(server))
+
+
+def test_a_lazily_loaded_model_is_in_its_requests_access_line(start_server, tmp_path):
+    """The model a request reached is noted on the loader thread after a lazy load and handed
+    to the connection's own thread (Responder::NoteModel); the access line still names it,
+    and a client that leaves while the model loads takes nothing down with it."""
+    import socket
+
+    from lifecycle_helpers import copy_model
+
+    copy_model(tmp_path / "repo", "lazy", "resnet18", extra_config="load: lazy\n")
+    copy_model(tmp_path / "repo", "lazy_left", "resnet18", extra_config="load: lazy\n")
+    server = start_server(tmp_path / "repo", "--log-format", "json")
+    body = {"inputs": [{"name": "image", "datatype": "FP32", "shape": [1, 3, 224, 224],
+                        "data": [0.0] * (3 * 224 * 224)}]}
+    payload = json.dumps(body).encode()
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as leaving:
+        leaving.sendall(b"POST /v2/models/lazy_left/infer HTTP/1.1\r\nHost: x\r\n"
+                        b"X-Request-ID: left-early\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+    r = post_with_id(server, "/v2/models/lazy/infer", body, "lazy-1")
+    assert r.status_code == 200, r.text
+    [line] = access_lines(server, "lazy-1")
+    assert line["model"] == "lazy" and line["version"] == "1", line
+    assert line["status"] == 200
+    wait_until(lambda: server.get("/v2/models/lazy_left/ready").status_code == 200, 60,
+               "the model the departed client asked for to finish loading")
+    assert post_with_id(server, "/v2/models/lazy_left/infer", body, "after").status_code == 200

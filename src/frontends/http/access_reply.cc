@@ -53,6 +53,7 @@ class PermitResponder : public Responder {
     inner_->WatchDisconnect(std::move(on_disconnect));
   }
 
+  void NoteModel(const ModelHandle& model) override { inner_->NoteModel(model); }
   SessionRequest* record() override { return inner_->record(); }
 
  private:

@@ -122,7 +122,7 @@ void HandleAnthropicMessages(const HandlerContext& ctx, const HttpRequestView& r
   const std::string model = parsed->call.model;
   ctx.inference->Generate(model, std::nullopt, *timeout_us, std::move(parsed->request),
                           [responder = std::move(responder)](const ModelHandle& handle) {
-                            NoteModel(*responder, handle);
+                            responder->NoteModel(handle);
                           });
 }
 

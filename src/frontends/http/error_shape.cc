@@ -32,6 +32,7 @@ class ErrorShapeResponder : public Responder {
     inner_->WatchDisconnect(std::move(on_disconnect));
   }
 
+  void NoteModel(const ModelHandle& model) override { inner_->NoteModel(model); }
   SessionRequest* record() override { return inner_->record(); }
 
  private:

@@ -154,7 +154,7 @@ void Submit(const HandlerContext& ctx, std::optional<int64_t> version, ParsedGen
   request.on_event = [sink](GenerationEvent event) { sink->OnEvent(std::move(event)); };
   ctx.inference->Generate(parsed.call.model, version, *timeout_us, std::move(parsed.request),
                           [sink, responder = std::move(responder)](const ModelHandle& model) {
-                            NoteModel(*responder, model);
+                            responder->NoteModel(model);
                             sink->SetVersion(model->version());
                           });
 }
@@ -224,7 +224,7 @@ void HandleOpenAiEmbeddings(const HandlerContext& ctx, const HttpRequestView& re
     });
   };
   ctx.inference->Embed(parsed->model, prepared->timeout_us, std::move(parsed->request),
-                       [responder](const ModelHandle& model) { NoteModel(*responder, model); });
+                       [responder](const ModelHandle& model) { responder->NoteModel(model); });
 }
 
 void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,

@@ -32,15 +32,11 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
   return absl::OkStatus();
 }
 
-void NoteModel(Responder& responder, const ModelHandle& model) {
-  if (SessionRequest* record = responder.record()) record->model = model;
-}
-
 void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,
                        std::optional<int64_t> version) {
   if (responder.record() == nullptr) return;
   if (absl::StatusOr<ModelHandle> loaded = ctx.models->Acquire(name, version); loaded.ok()) {
-    NoteModel(responder, *loaded);
+    responder.NoteModel(*loaded);
   }
 }
 
@@ -50,9 +46,7 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
   InferCallbacks callbacks;
   // A plain pointer (no allocation): `done` below keeps the responder alive, and `acquired`
   // runs before it. The record pins the version until the reply is written.
-  callbacks.acquired = [raw = responder.get()](const ModelHandle& model) {
-    NoteModel(*raw, model);
-  };
+  callbacks.acquired = [raw = responder.get()](const ModelHandle& model) { raw->NoteModel(model); };
   callbacks.done = [responder = std::move(responder), encode = std::move(encode)](
                        const ServedModel* model, InferResponse response) mutable {
     if (model == nullptr) return responder->Send(ErrorReply(response.status));
@@ -68,7 +62,7 @@ void SubmitInference(const HandlerContext& ctx, std::string_view name,
   ctx.inference->Submit(name, version, std::move(request), std::move(callbacks));
 }
 
-std::string TenantModelOf(const HandlerContext& ctx, std::string_view model) {
+std::string TenantModelOf(const FrontendContext& ctx, std::string_view model) {
   // Not ResolveGenerationModel: an adapter that base does not have is base's 404 to a tenant
   // allowed base (it may list base's adapters), not a 403.
   if (ctx.inference->ConfigFor(model).ok()) return std::string(model);

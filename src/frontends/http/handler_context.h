@@ -1,4 +1,5 @@
-// What the HTTP handlers share: the models and the server's own state.
+// What the HTTP handlers share: what every frontend has (frontend_context.h) and the
+// observability endpoints only HTTP serves.
 #ifndef INFERD_FRONTENDS_HTTP_HANDLER_CONTEXT_H_
 #define INFERD_FRONTENDS_HTTP_HANDLER_CONTEXT_H_
 
@@ -8,34 +9,20 @@
 #include <optional>
 #include <string>
 
-#include "auth/access_policy.h"
 #include "core/backend/infer_request.h"
-#include "core/repository/model_manager.h"
-#include "core/service/inference_path.h"
+#include "frontends/frontend_context.h"
 #include "frontends/http/http_types.h"
 #include "frontends/http/static_files.h"
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
-#include "shm/shared_memory_registry.h"
 
 namespace inferd {
 
-struct HandlerContext {
-  // Inference and model metadata: the path every protocol shares.
-  InferencePath* inference = nullptr;
-  // The repository and lifecycle endpoints (load, unload, index, statistics).
-  ModelManager* models = nullptr;
-  std::string server_version;
-  // Set once shutdown begins: readiness turns false so load balancers stop sending traffic.
-  const std::atomic<bool>* draining = nullptr;
-  // Observability (each may be null: the endpoint then says it is not available).
+struct HandlerContext : FrontendContext {
+  // Observability endpoints (each may be null: the endpoint then says it is not available).
   MetricsRegistry* metrics = nullptr;
   const RecentErrors* recent_errors = nullptr;
   const StaticFiles* dashboard = nullptr;
-  // Who may do what (API keys, roles, tenants); null: everyone may do everything.
-  const AccessPolicy* access = nullptr;
-  // The system shared-memory regions clients registered; null: the extension is off.
-  SharedMemoryRegistry* shared_memory = nullptr;
 };
 
 // Turns a successful answer of version `version` of model `name` into the protocol's reply
@@ -55,11 +42,8 @@ absl::Status ApplySchedulingHeaders(const HttpRequestView& view, InferRequest& r
 // The model a tenant's model list is checked against for a generation's "model": base for
 // "base:adapter" when `model` is no model itself and base is one (an adapter follows its base
 // model's rule, InferencePath::ResolveGenerationModel), else `model` itself.
-std::string TenantModelOf(const HandlerContext& ctx, std::string_view model);
+std::string TenantModelOf(const FrontendContext& ctx, std::string_view model);
 
-// Notes that the request reached `model`, so that it is counted for that model even when it
-// fails before inference (a malformed body): metrics and the access log.
-void NoteModel(Responder& responder, const ModelHandle& model);
 // NoteModel for a request refused before it reached a model (a malformed body), when a
 // version of `name` is loaded; without a loaded version only the HTTP counters see it.
 void NoteModelIfLoaded(const HandlerContext& ctx, Responder& responder, std::string_view name,

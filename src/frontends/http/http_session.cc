@@ -79,6 +79,14 @@ class SessionResponder : public Responder {
     });
   }
 
+  void NoteModel(const ModelHandle& model) override {
+    // Inline on the strand (a ready model, acquired on the I/O thread); posted from the
+    // loader thread after a lazy load.
+    asio::dispatch(session_->executor(), [session = session_, request = request_, model] {
+      session->NoteModel(request, model);
+    });
+  }
+
   SessionRequest* record() override { return session_->record(); }
 
  private:
@@ -300,6 +308,12 @@ void BasicHttpSession<Stream>::BeginRecord(std::string_view method, std::string_
   record_.model.reset();
   record_.batch_size = 0;
   if (shared_->recorder != nullptr) shared_->recorder->HttpStarted();
+}
+
+template <class Stream>
+void BasicHttpSession<Stream>::NoteModel(uint64_t request, ModelHandle model) {
+  if (request != request_number_ || !record_.active) return;
+  record_.model = std::move(model);
 }
 
 template <class Stream>

@@ -91,6 +91,9 @@ class BasicHttpSession : public std::enable_shared_from_this<BasicHttpSession<St
   uint64_t request_number() const { return request_number_; }
 
   auto executor() { return stream_.get_executor(); }
+  // Notes in the record the model version `request` reached, unless that request has been
+  // answered already (a client that left while its model loaded). On the strand.
+  void NoteModel(uint64_t request, ModelHandle model);
   // The current request's record; on the session's strand only.
   SessionRequest* record() { return &record_; }
 

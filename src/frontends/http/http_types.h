@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/model/infer_callbacks.h"
 
 namespace inferd {
 
@@ -86,8 +87,13 @@ class Responder {
   // Runs `make_reply` on the connection's I/O thread and sends what it returns. Execution
   // threads use this so that encoding the response never costs model time.
   virtual void Defer(std::function<HttpReply()> make_reply) = 0;
-  // Where handlers note the model and batch a request reached, for the access log and the
-  // metrics; null when nobody records (unit tests). Use it on the I/O thread only.
+  // Notes the model version the request reached, for the access log and the metrics, and
+  // pins it until the reply is written. Any thread: the acquisition calls it on the loader
+  // thread after a lazy load, and the session takes it on its own strand (in order with the
+  // reply, which is handed over after it). No-op where nobody records (unit tests).
+  virtual void NoteModel(const ModelHandle& model) { (void)model; }
+  // The request's access-log record, where encoders note the batch it ran in; null when
+  // nobody records (unit tests). On the connection's I/O thread (its strand) only.
   virtual SessionRequest* record() { return nullptr; }
 };
 

@@ -31,7 +31,7 @@ void HandleRerank(const HandlerContext& ctx, const HttpRequestView& request,
     });
   };
   ctx.inference->Rerank(parsed->model, prepared->timeout_us, std::move(parsed->request),
-                        [responder](const ModelHandle& model) { NoteModel(*responder, model); });
+                        [responder](const ModelHandle& model) { responder->NoteModel(model); });
 }
 
 }  // namespace inferd

@@ -44,11 +44,11 @@ class RouterAccessTest : public ::testing::Test {
     ASSERT_TRUE(models_->LoadAll().ok());
     inference_ = std::make_unique<InferencePath>(models_.get(), "");
     policy_ = std::make_unique<AccessPolicy>(std::move(options));
-    router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
-                                                          .models = models_.get(),
-                                                          .server_version = "test",
-                                                          .draining = &draining_,
-                                                          .access = policy_.get()});
+    router_ = std::make_unique<HttpRouter>(HandlerContext{{.inference = inference_.get(),
+                                                           .models = models_.get(),
+                                                           .server_version = "test",
+                                                           .draining = &draining_,
+                                                           .access = policy_.get()}});
   }
   void StartWithKeys() {
     absl::StatusOr<std::unique_ptr<KeyRing>> ring =

@@ -108,10 +108,10 @@ class RouterTest : public ::testing::Test {
     models_ = std::make_unique<ModelManager>(repo_.path(), std::move(backends));
     ASSERT_TRUE(models_->LoadAll().ok());
     inference_ = std::make_unique<InferencePath>(models_.get(), default_model);
-    router_ = std::make_unique<HttpRouter>(HandlerContext{.inference = inference_.get(),
-                                                          .models = models_.get(),
-                                                          .server_version = "9.9.9-test",
-                                                          .draining = &draining_});
+    router_ = std::make_unique<HttpRouter>(HandlerContext{{.inference = inference_.get(),
+                                                           .models = models_.get(),
+                                                           .server_version = "9.9.9-test",
+                                                           .draining = &draining_}});
   }
 
   // Dispatches one request; its reply arrives through the returned responder.
