@@ -21,7 +21,7 @@ struct ServerOptions {
   int http_threads = 0;  // 0: chosen from the core count
   size_t max_request_bytes = 64u << 20;
   // A streaming client that lets more than this wait unread is cut (499); the default is
-  // HttpServerOptions's (frontends/http/http_server.h says why).
+  // HttpServerOptions's (frontends/http/transport/http_server.h says why).
   size_t max_stream_backlog_bytes = 1u << 20;
   // Seconds a request's header may take from its first byte, and its body after the header.
   int header_timeout_s = 10;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/strings.h"
-#include "frontends/http/infer_body.h"
+#include "frontends/http/codecs/infer_body.h"
 #include "tests/fuzz/fuzz_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

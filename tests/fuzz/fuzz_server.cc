@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "auth/tenant.h"
 #include "core/backend/backend.h"
-#include "frontends/http/error_shape.h"
+#include "frontends/http/codecs/error_shape.h"
 #include "observability/log_setup.h"
 
 namespace inferd::fuzz {

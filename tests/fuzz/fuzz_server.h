@@ -24,7 +24,7 @@
 #include "core/repository/model_manager.h"
 #include "core/service/inference_path.h"
 #include "frontends/http/http_types.h"
-#include "frontends/http/router.h"
+#include "frontends/http/routing/router.h"
 #include "shm/shared_memory_registry.h"
 
 namespace inferd::fuzz {

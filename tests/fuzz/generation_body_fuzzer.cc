@@ -17,11 +17,11 @@
 
 #include "absl/status/status.h"
 #include "common/json_body.h"
-#include "frontends/http/anthropic_codec.h"
-#include "frontends/http/embedding_codec.h"
-#include "frontends/http/generation_codec.h"
-#include "frontends/http/generation_codec_tools.h"
-#include "frontends/http/rerank_codec.h"
+#include "frontends/http/codecs/anthropic_codec.h"
+#include "frontends/http/codecs/embedding_codec.h"
+#include "frontends/http/codecs/generation_codec.h"
+#include "frontends/http/codecs/generation_codec_tools.h"
+#include "frontends/http/codecs/rerank_codec.h"
 
 namespace {
 constexpr char kToolReply[] =

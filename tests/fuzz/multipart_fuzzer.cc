@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontends/http/multipart_form.h"
+#include "frontends/http/codecs/multipart_form.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);

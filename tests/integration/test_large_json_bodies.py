@@ -1,4 +1,4 @@
-"""Large JSON bodies (src/frontends/http/http_session.h): over 1 MiB they are decoded off the
+"""Large JSON bodies (src/frontends/http/transport/http_session.h): over 1 MiB they are decoded off the
 I/O thread; after the reply to one over 16 MiB the allocator returns the freed decoding memory
 (about ten times the body) to the kernel, while after smaller ones it keeps it for the next
 request. Whatever their size, a body whose data does not match its shape gets 400 with the

@@ -1,6 +1,6 @@
 """Tool calling, with the real `openai` and `anthropic` clients against the demo chat model
 (SmolLM2-135M, whose template knows no tools: the generic format of
-src/frontends/http/generation_codec_tools.h). A forced or required call always comes back
+src/frontends/http/codecs/generation_codec_tools.h). A forced or required call always comes back
 parsed, with arguments valid against the function's schema (the grammar holds them); history
 with calls and results is accepted; what is bad or unsupported is refused with a 400 naming
 the field, and the server goes on serving."""

@@ -7,7 +7,7 @@
 #include "core/config/model_config.h"
 #include "core/model/request_validator.h"
 #include "core/types/bytes_tensor.h"
-#include "frontends/http/json_tensor_codec.h"
+#include "frontends/http/codecs/json_tensor_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -11,8 +11,8 @@
 
 #include "core/backend/infer_request.h"
 #include "frontends/frontend_context.h"
+#include "frontends/http/handlers/static_files.h"
 #include "frontends/http/http_types.h"
-#include "frontends/http/static_files.h"
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 
