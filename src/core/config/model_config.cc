@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
+#include "core/config/backend_kind.h"
 #include "core/config/config_field_reader.h"
 #include "core/config/lifecycle_config_yaml.h"
 #include "core/config/pipeline_spec_parser.h"
@@ -267,7 +268,7 @@ absl::StatusOr<ResponseCacheConfig> ParseResponseCache(const FieldReader& reader
 // `backend: pipeline` and its `pipeline:` section (core/config/pipeline_spec_parser.h).
 absl::Status ParsePipelineSection(const YAML::Node& root, const FieldReader& reader,
                                   ModelConfig* config) {
-  if (config->backend != "pipeline") {
+  if (BackendKindOf(config->backend) != BackendKind::kPipeline) {
     if (root["pipeline"]) return reader.Error("pipeline", "is for backend: pipeline only");
     return absl::OkStatus();
   }
@@ -314,7 +315,8 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     }
     config.max_batch_size = static_cast<int>(max_batch);
   }
-  if (config.backend == "llama" && !root["inputs"] && !root["outputs"]) {
+  const BackendKind kind = BackendKindOf(config.backend);
+  if (kind == BackendKind::kLanguageModel && !root["inputs"] && !root["outputs"]) {
     // A language model's tensors are fixed: the prompt in, the generated text out (the names
     // of the KServe generate extension).
     config.inputs = {TensorSpec{"text_input", DataType::kBytes, {1}}};
@@ -329,7 +331,7 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
                    ParseDynamicBatching(reader, root["dynamic_batching"], config.max_batch_size));
   ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"], defaults));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
-  if (config.backend == "llama") {
+  if (kind == BackendKind::kLanguageModel) {
     config.capabilities.generates_text = true;
     const auto embeddings = config.parameters.find("embeddings");
     const auto pooling = config.parameters.find("pooling");
@@ -350,7 +352,7 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
     }
     config.precision = *parsed;
   }
-  if (root["adapters"] && config.backend != "llama") {
+  if (root["adapters"] && kind != BackendKind::kLanguageModel) {
     return reader.Error("adapters", "LoRA adapters are for backend: llama only");
   }
   ASSIGN_OR_RETURN(config.adapters, ParseAdapters(reader, root["adapters"]));
