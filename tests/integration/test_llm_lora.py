@@ -14,11 +14,8 @@ leaves the base model serving; a tenant allowed the base model may use its adapt
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,13 +23,12 @@ import pytest
 import requests
 import yaml
 
+from llama_server_process import llama_server, needs_llama_server
 from llm_helpers import SETTINGS, add_llm, smollm2_gguf, sse_events
 
 MODEL = "chat"   # with adapters tone (the test adapter) and gone (a missing file)
 PLAIN = "plain"  # the same GGUF without adapters: the memory reference
 PROMPTS = ["The capital of France is", "Once upon a time, a small robot"]
-LLAMA_SERVER = Path(os.environ.get("INFERD_LLAMA_SERVER",
-                                   "/work/main/build-llama-tools/bin/llama-server"))
 
 
 def write_adapter(path: Path) -> Path:
@@ -258,40 +254,18 @@ def test_a_tenant_allowed_the_base_model_may_use_its_adapters(setup):
     assert complete(client(server, keys["dave"]), PLAIN, "Hi", max_tokens=2)
 
 
-@pytest.mark.skipif(not LLAMA_SERVER.is_file(), reason=f"{LLAMA_SERVER} is not built "
-                    "(bench/llm/build-llama-tools)")
+@needs_llama_server
 def test_greedy_output_equals_llama_servers_with_lora(setup, tmp_path):
-    from inferd_harness import free_port
-
     server, adapter, keys = setup
-    port = free_port()
-    log = open(tmp_path / "llama-server.log", "w")
-    process = subprocess.Popen(
-        [str(LLAMA_SERVER), "-m", str(smollm2_gguf()), "--lora", str(adapter), "--port",
-         str(port), "--host", "127.0.0.1", "-c", str(SETTINGS["context_length"]), "-np", "1",
-         "-t", str(SETTINGS["threads"]), "-tb", str(SETTINGS["threads"]),
-         "-b", str(SETTINGS["batch_size"]), "-ub", str(SETTINGS["batch_size"]), "-fa", "off"],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if requests.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert process.poll() is None, (tmp_path / "llama-server.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "llama-server did not start"
-            time.sleep(0.5)
+    args = ["-m", str(smollm2_gguf()), "--lora", str(adapter),
+            "-c", str(SETTINGS["context_length"]), "-np", "1",
+            "-t", str(SETTINGS["threads"]), "-tb", str(SETTINGS["threads"]),
+            "-b", str(SETTINGS["batch_size"]), "-ub", str(SETTINGS["batch_size"]), "-fa", "off"]
+    with llama_server(args, tmp_path / "llama-server.log") as url:
         openai_client = client(server, keys["carol"])
         for prompt in PROMPTS:
             theirs = requests.post(url + "/completion",
                                    json={"prompt": prompt, "n_predict": 24, "temperature": 0,
                                          "cache_prompt": False}, timeout=300).json()["content"]
             assert complete(openai_client, f"{MODEL}:tone", prompt) == theirs, prompt
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 

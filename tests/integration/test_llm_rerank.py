@@ -8,7 +8,9 @@ requests: the openai client has no rerank call."""
 from __future__ import annotations
 
 import pytest
+import requests
 
+from llama_server_process import llama_server, needs_llama_server
 from llm_helpers import SETTINGS, add_llm
 
 MODEL = "reranker"
@@ -183,3 +185,24 @@ def test_an_encoder_does_not_generate(server):
     response = server.post("/v1/completions", {"model": MODEL, "prompt": "paris", "max_tokens": 3})
     assert response.status_code == 400, response.text
     assert "not causal" in response.json()["error"]["message"]
+
+
+@needs_llama_server
+def test_scores_equal_llama_servers_own(server, gguf, tmp_path):
+    """The issue's bar: the same GGUF file in llama.cpp's own server (`--rerank`) scores each
+    document within 1e-4 of inferd's, and both order them alike."""
+    args = ["-m", str(gguf), "--rerank", "-c", "512", "-np", "1",
+            "-t", str(SETTINGS["threads"]), "-tb", str(SETTINGS["threads"]),
+            "-b", str(SETTINGS["batch_size"]), "-ub", str(SETTINGS["batch_size"]), "-fa", "off"]
+    with llama_server(args, tmp_path / "llama-server.log") as url:
+        theirs = requests.post(url + "/v1/rerank",
+                               json={"model": MODEL, "query": QUERY, "documents": DOCUMENTS},
+                               timeout=120)
+        assert theirs.status_code == 200, theirs.text
+    ours = rerank(server).json()["results"]
+    their_scores = {r["index"]: r["relevance_score"] for r in theirs.json()["results"]}
+    assert sorted(their_scores) == list(range(len(DOCUMENTS)))
+    for result in ours:
+        assert abs(result["relevance_score"] - their_scores[result["index"]]) < 1e-4, (
+            result, their_scores)
+    assert [r["index"] for r in ours] == sorted(their_scores, key=their_scores.get, reverse=True)
