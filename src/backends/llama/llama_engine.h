@@ -1,11 +1,18 @@
 // One loaded GGUF model and its decode loop: continuous batching over `parallel` sequences.
 //
-// One thread per model owns the llama.cpp context. Each step it admits queued requests into
-// free sequence slots (reusing the longest cached prefix of their prompt), then makes one
-// engine call holding the next token of every generating sequence plus chunks of pending
-// prompts up to batch_size tokens, samples each sequence's next token with its own sampler
-// chain, and reports the new text. Sequences join and leave between steps; a cancelled or
-// expired request leaves at the next step and its slot is free again.
+// One thread per model owns the llama.cpp context and runs the loop in named steps
+// (llama_engine_steps.cc): wait for work; admit queued requests into free sequence slots
+// (reusing the longest cached prefix of their prompt); end the cancelled and expired ones;
+// build the batch (the next token of every generating sequence plus chunks of pending prompts,
+// up to batch_size tokens); decode it; sample each sequence's next token with its own sampler
+// chain and deliver the new text, finishing the sequences that are done. Sequences join and
+// leave between steps; a cancelled or expired request leaves at the next step and its slot is
+// free again.
+//
+// The loop reaches llama.cpp only through a DecodeContext (decode_context.h) and tells time
+// only through a TimeSource (common/clock.h), so its steps are unit-tested with a scripted
+// context and a fake time (llama_engine_test.cc, no GGUF file); a loaded model's engine uses
+// LlamaDecodeContext and real time.
 //
 // Requests are prepared on a thread of their own (request_preparer.h): chat messages rendered
 // (their contents tokenised as plain text, prompt_segments.h), the prompt tokenised once for all of
@@ -30,7 +37,9 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,12 +47,14 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "backends/llama/adapter_batching.h"
+#include "backends/llama/decode_context.h"
 #include "backends/llama/decode_threads.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
 #include "backends/llama/request_preparer.h"
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/tokenizer.h"
+#include "common/clock.h"
 #include "common/mutex.h"
 #include "core/backend/generation.h"
 
@@ -61,11 +72,23 @@ struct LlamaAdapterFile {
 
 class LlamaEngine : public GenerativeModel {
  public:
+  // A request's prompt tokens, output limit and grammar, or why it cannot be served; called on
+  // the preparation thread.
+  using PrepareFunction =
+      std::function<absl::StatusOr<PreparedRequest>(const GenerateRequest& request)>;
+
   // Loads `gguf` and creates the context and its KV cache, then loads `adapters` (one that
   // fails is unavailable, not fatal: the class comment). Errors name the file.
   static absl::StatusOr<std::unique_ptr<LlamaEngine>> Create(
       const std::filesystem::path& gguf, const LlamaOptions& options,
       const std::vector<LlamaAdapterFile>& adapters = {});
+  // An engine without a model file: it generates through `context` (a scripted one in
+  // llama_engine_test.cc), prepares each request with `prepare`, and reads `time` (which
+  // must outlive it). No chat template, embeddings or adapters.
+  static std::unique_ptr<LlamaEngine> CreateWithContext(std::unique_ptr<DecodeContext> context,
+                                                        PrepareFunction prepare,
+                                                        const LlamaOptions& options,
+                                                        const TimeSource* time);
   ~LlamaEngine() override;
 
   void Generate(std::unique_ptr<GenerateRequest> request) override;
@@ -95,20 +118,54 @@ class LlamaEngine : public GenerativeModel {
     llama_adapter_lora* adapter = nullptr;
     std::string error;
   };
+  // What a loaded model gives the engine besides its decode context (Create); all null in
+  // an engine made by CreateWithContext.
+  struct ModelParts {
+    llama_model* model = nullptr;
+    llama_context* context = nullptr;
+    std::unique_ptr<const Tokenizer> tokenizer;
+    std::unique_ptr<const RequestPreparer> preparer;  // uses tokenizer
+    std::unique_ptr<Embedder> embedder;               // null unless parameters.embeddings
+    std::vector<Adapter> adapters;
+  };
+  // The step being built: the adapter set it serves and the prompt tokens it holds.
+  struct StepPlan {
+    AdapterSet adapters;
+    int64_t prompt_tokens = 0;
+  };
 
-  // `embedder`: null unless parameters.embeddings.
-  LlamaEngine(llama_model* model, llama_context* context, const LlamaOptions& options,
-              std::unique_ptr<Embedder> embedder, std::vector<Adapter> adapters);
+  LlamaEngine(ModelParts model, std::unique_ptr<DecodeContext> decoder, PrepareFunction prepare,
+              const LlamaOptions& options, const TimeSource* time);
 
-  void Loop();
   // The preparation thread: renders and tokenises incoming requests, then queues them.
   void PrepareLoop();
-  // One step; false when there was nothing to do.
-  bool Step();
+
+  // The decode thread (llama_engine_steps.cc): the steps below until Shutdown, then answers
+  // what is left.
+  void Loop();
+  // Waits until a sequence runs or something is queued; false when shutting down.
+  bool WaitForWork();
   // Moves queued requests into free slots; drops cancelled and expired ones. True when it
   // admitted any.
   bool Admit();
+  // Ends the running sequences whose client went away or whose deadline passed.
+  void EndCancelledAndExpired();
+  // Fills `batch` with this step's rows (one adapter set's sequences: their next tokens,
+  // then prompt chunks); nullopt when no sequence has a row to add.
+  std::optional<StepPlan> BuildBatch(DecodeBatch& batch);
+  // Sets the step's adapters and thread count and decodes `batch`; on failure ends the
+  // sequences it concerned and returns false.
+  bool DecodeStep(const DecodeBatch& batch, const StepPlan& plan);
+  // Samples the next token of each sequence with a row in the last batch, delivers its text
+  // and finishes the sequences that are done.
+  void SampleAndDeliver();
+  // Answers everything still queued or running with Unavailable (shutting down).
+  void AnswerAllUnloaded();
+  // Running sequences and KV cells in use, for the statistics.
+  void PublishOccupancy();
   void Finish(Slot& slot, absl::Status status, FinishReason reason);
+  // Ends `slot`'s sequence after a failed step: its KV cells go with it.
+  void Abandon(Slot& slot, absl::Status status);
   // The adapter set `request` names, or why it cannot be served (an adapter this model does
   // not have, or one whose file did not load).
   absl::StatusOr<AdapterSet> AdapterSetOf(const GenerateRequest& request) const;
@@ -125,17 +182,15 @@ class LlamaEngine : public GenerativeModel {
   // Answers the running embeddings request with `status` (OK: its result).
   void FinishEmbedding(absl::Status status);
 
-  llama_model* const model_;
-  llama_context* const context_;
-  const Tokenizer tokenizer_;
-  const RequestPreparer preparer_;  // uses tokenizer_
+  ModelParts model_;
+  std::unique_ptr<DecodeContext> decoder_;
+  const PrepareFunction prepare_;
   const LlamaOptions options_;
-  std::unique_ptr<Embedder> embedder_;  // null: no embeddings
+  const TimeSource* const time_;
   uint64_t weight_bytes_ = 0;
   uint64_t kv_bytes_ = 0;
   uint64_t adapter_bytes_ = 0;
-  std::vector<Adapter> adapters_;  // set before the threads start, then read-only
-  bool generates_ = true;          // false for an encoder (non-causal attention)
+  bool generates_ = true;  // false for an encoder (non-causal attention)
   // Decode loop only: the thread count of decode-only steps (decode_threads.h), and the
   // count the context was last set to.
   DecodeThreads decode_threads_;
@@ -159,6 +214,7 @@ class LlamaEngine : public GenerativeModel {
   uint64_t tick_ = 0;
   AdapterSet applied_adapters_;  // the context's
   AdapterSet last_adapters_;     // the previous step's
+  TimePoint step_end_{};         // when the last decode returned
   std::thread thread_;
   std::thread prepare_thread_;
 };

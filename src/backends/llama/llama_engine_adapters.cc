@@ -4,9 +4,8 @@
 #include <algorithm>
 #include <vector>
 
-#include <llama.h>
-
 #include "backends/llama/llama_engine.h"
+#include "common/status_macros.h"
 #include "common/strings.h"
 
 namespace inferd {
@@ -15,9 +14,9 @@ absl::StatusOr<AdapterSet> LlamaEngine::AdapterSetOf(const GenerateRequest& requ
   AdapterSet set;
   for (const AdapterUse& use : request.adapters) {
     if (use.scale == 0) continue;
-    auto it = std::find_if(adapters_.begin(), adapters_.end(),
+    auto it = std::find_if(model_.adapters.begin(), model_.adapters.end(),
                            [&use](const Adapter& adapter) { return adapter.name == use.name; });
-    if (it == adapters_.end()) {
+    if (it == model_.adapters.end()) {
       return absl::NotFoundError(StrCat("this model has no adapter '", use.name, "'"));
     }
     if (it->adapter == nullptr) {
@@ -25,7 +24,7 @@ absl::StatusOr<AdapterSet> LlamaEngine::AdapterSetOf(const GenerateRequest& requ
                                            it->path.string(), " did not load (", it->error,
                                            "); the base model and its other adapters serve"));
     }
-    set.push_back({static_cast<int>(it - adapters_.begin()), static_cast<float>(use.scale)});
+    set.push_back({static_cast<int>(it - model_.adapters.begin()), static_cast<float>(use.scale)});
   }
   std::sort(set.begin(), set.end());
   return set;
@@ -33,17 +32,7 @@ absl::StatusOr<AdapterSet> LlamaEngine::AdapterSetOf(const GenerateRequest& requ
 
 absl::Status LlamaEngine::ApplyAdapters(const AdapterSet& set) {
   if (set == applied_adapters_) return absl::OkStatus();
-  std::vector<llama_adapter_lora*> pointers;
-  std::vector<float> scales;
-  for (const AdapterWeight& weight : set) {
-    pointers.push_back(adapters_[static_cast<size_t>(weight.index)].adapter);
-    scales.push_back(weight.scale);
-  }
-  const int32_t rc =
-      llama_set_adapters_lora(context_, pointers.data(), pointers.size(), scales.data());
-  if (rc != 0) {
-    return absl::InternalError(StrCat("llama.cpp could not set the adapters (code ", rc, ")"));
-  }
+  RETURN_IF_ERROR(decoder_->SetAdapters(set));
   applied_adapters_ = set;
   return absl::OkStatus();
 }

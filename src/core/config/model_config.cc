@@ -332,6 +332,14 @@ absl::StatusOr<ModelConfig> ParseValidated(const YAML::Node& root, std::string_v
   ASSIGN_OR_RETURN(config.queue, ParseQueue(reader, root["queue"], defaults));
   ASSIGN_OR_RETURN(config.parameters, ParseParameters(reader, root["parameters"]));
   if (kind == BackendKind::kLanguageModel) {
+    // A language model's requests wait in its decode loop's queue, never in the scheduler's:
+    // this limit would be silently ignored.
+    if (root["queue"] && root["queue"]["max_queue_size"]) {
+      return reader.Error("queue.max_queue_size",
+                          "a language model queues sequences in its decode loop: set "
+                          "parameters.max_queue instead (it counts sequences: a request with "
+                          "n: 4 takes four places)");
+    }
     config.capabilities.generates_text = true;
     const auto embeddings = config.parameters.find("embeddings");
     const auto pooling = config.parameters.find("pooling");

@@ -577,6 +577,15 @@ TEST(ModelConfigTest, ALlamaModelDeclaresTextInAndTextOut) {
   EXPECT_EQ(config->parameters.at("parallel"), "2");
 }
 
+TEST(ModelConfigTest, ALlamaModelRefusesTheSchedulersQueueLimitNamingItsOwn) {
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(
+      "backend: llama\nqueue: {max_queue_size: 4}\nparameters:\n  parallel: 2\n", "chat", kSource);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()),
+              AllOf(HasSubstr("queue.max_queue_size"), HasSubstr("parameters.max_queue")));
+}
+
 }  // namespace
 }  // namespace inferd
 
