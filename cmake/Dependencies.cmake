@@ -62,7 +62,7 @@ set(INFERD_LLAMA_SRC_DIR "${CMAKE_SOURCE_DIR}/third_party/llama.cpp-0.3.36" CACH
 if(NOT EXISTS "${INFERD_LLAMA_DIR}/include/llama.h")
   message(FATAL_ERROR "llama.cpp not found in ${INFERD_LLAMA_DIR}: pip install -r requirements.txt")
 endif()
-if(NOT EXISTS "${INFERD_LLAMA_SRC_DIR}/common/json-schema-to-grammar.cpp")
+if(NOT EXISTS "${INFERD_LLAMA_SRC_DIR}/common/chat.cpp")
   message(FATAL_ERROR "llama.cpp source not found in ${INFERD_LLAMA_SRC_DIR}: run scripts/setup-llama-source")
 endif()
 add_library(inferd_llama INTERFACE)

@@ -1,9 +1,10 @@
-// The three string helpers llama.cpp's JSON schema converter (common/json-schema*.cpp,
-// compiled from source) takes from its common/common.cpp, which the llama-cpp-python wheel
-// does not ship and which would bring the rest of llama.cpp's command-line library with it.
-// Same behaviour as llama.cpp's own (MIT, same release).
+// The string helpers llama.cpp's JSON schema converter (common/json-schema*.cpp) and its
+// chat-format layer (common/chat*.cpp), compiled from source, take from its common/common.cpp,
+// which the llama-cpp-python wheel does not ship and which would bring the rest of llama.cpp's
+// command-line library with it. Same behaviour as llama.cpp's own (MIT, same release).
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -35,4 +36,19 @@ std::string string_repeat(const std::string& str, size_t n) {
   repeated.reserve(str.length() * n);
   for (size_t i = 0; i < n; ++i) repeated += str;
   return repeated;
+}
+
+void string_replace_all(std::string& s, const std::string& search, const std::string& replace) {
+  if (search.empty()) return;
+  std::string replaced;
+  replaced.reserve(s.length());
+  size_t pos = 0;
+  size_t last = 0;
+  while ((pos = s.find(search, last)) != std::string::npos) {
+    replaced.append(s, last, pos - last);
+    replaced += replace;
+    last = pos + search.length();
+  }
+  replaced.append(s, last, std::string::npos);
+  s = std::move(replaced);
 }

@@ -1,0 +1,192 @@
+#include "backends/llama/chat_tool_format.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace inferd {
+namespace {
+
+// Qwen2.5's own template (Hermes-style <tool_call> JSON), as llama.cpp ships it.
+std::string QwenTemplate() {
+  std::ifstream file(INFERD_LLAMA_TEMPLATES_DIR "/Qwen-Qwen2.5-7B-Instruct.jinja");
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// SmolLM2's (the demo model's): ChatML that knows no tools.
+constexpr char kSmolTemplate[] =
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+    "Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
+    "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\n' }}{% endif %}";
+
+constexpr char kWeatherSchema[] =
+    R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})";
+
+ChatToolRequest WeatherTools(ChatToolChoice choice) {
+  ChatToolRequest tools;
+  tools.tools.push_back(ChatTool{"get_weather", "The weather in a city", kWeatherSchema});
+  tools.tools.push_back(
+      ChatTool{"get_time", "The time in a city",
+               R"({"type":"object","properties":{"zone":{"type":"string"}},"required":["zone"]})"});
+  tools.choice = choice;
+  return tools;
+}
+
+class ChatToolFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string source = QwenTemplate();
+    ASSERT_FALSE(source.empty()) << "Qwen2.5's template is missing: run scripts/setup-llama-source";
+    auto format = ChatToolFormat::FromTemplate(source, "", "<|im_end|>");
+    ASSERT_TRUE(format.ok()) << format.status();
+    qwen_ = *std::move(format);
+  }
+
+  std::unique_ptr<ChatToolFormat> qwen_;
+};
+
+TEST_F(ChatToolFormatTest, AToolAwareTemplateKnowsTools) { EXPECT_TRUE(qwen_->knows_tools()); }
+
+TEST(ChatToolFormatDetectionTest, ATemplateWithoutToolsKeepsTheGenericFormat) {
+  auto format = ChatToolFormat::FromTemplate(kSmolTemplate, "", "<|im_end|>");
+  ASSERT_TRUE(format.ok()) << format.status();
+  EXPECT_FALSE((*format)->knows_tools());
+}
+
+TEST(ChatToolFormatDetectionTest, ATemplateThatIsNotJinjaIsRefused) {
+  auto format = ChatToolFormat::FromTemplate("{% for %}", "", "");
+  EXPECT_EQ(format.status().code(), absl::StatusCode::kInvalidArgument) << format.status();
+  EXPECT_EQ(ChatToolFormat::FromTemplate("", "", "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ChatToolFormatTest, RendersTheToolsInTheTemplatesOwnSection) {
+  auto prompt = qwen_->Apply({{"user", "Weather in Paris?"}}, WeatherTools(ChatToolChoice::kAuto));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  EXPECT_NE(prompt->prompt.find("# Tools"), std::string::npos) << prompt->prompt;
+  EXPECT_NE(prompt->prompt.find("<tools>\n{\"type\": \"function\", \"function\": {\"name\": "
+                                "\"get_weather\""),
+            std::string::npos)
+      << prompt->prompt;
+  EXPECT_NE(prompt->prompt.find("get_time"), std::string::npos);
+  EXPECT_TRUE(prompt->prompt.ends_with("<|im_start|>assistant\n")) << prompt->prompt;
+}
+
+TEST_F(ChatToolFormatTest, AutoHoldsTheReplyOnlyFromTheCallMarkerOn) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kAuto));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  EXPECT_FALSE(prompt->grammar.empty());
+  EXPECT_TRUE(prompt->grammar_lazy);
+  ASSERT_EQ(prompt->trigger_patterns.size(), 1u);
+  EXPECT_EQ(prompt->trigger_patterns[0], "<tool_call>\n");
+}
+
+TEST_F(ChatToolFormatTest, RequiredHoldsTheReplyFromItsFirstToken) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kRequired));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  EXPECT_FALSE(prompt->grammar.empty());
+  EXPECT_FALSE(prompt->grammar_lazy);
+  EXPECT_TRUE(prompt->trigger_patterns.empty());
+  EXPECT_NE(prompt->grammar.find("tool_call"), std::string::npos) << prompt->grammar;
+}
+
+TEST_F(ChatToolFormatTest, ANamedFunctionIsTheOnlyToolTheTemplateShows) {
+  ChatToolRequest tools = WeatherTools(ChatToolChoice::kNamed);
+  tools.named = "get_time";
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, tools);
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  EXPECT_NE(prompt->prompt.find("get_time"), std::string::npos);
+  EXPECT_EQ(prompt->prompt.find("get_weather"), std::string::npos);
+  EXPECT_FALSE(prompt->grammar_lazy);
+  EXPECT_EQ(prompt->grammar.find("get_weather"), std::string::npos);
+}
+
+TEST_F(ChatToolFormatTest, ParsesATemplatesCallIntoNameAndArguments) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kRequired));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  ChatToolReply reply = ChatToolFormat::Parse(
+      *prompt,
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+      "</tool_call>",
+      "call_");
+  ASSERT_EQ(reply.calls.size(), 1u) << reply.content;
+  EXPECT_EQ(reply.calls[0].name, "get_weather");
+  EXPECT_EQ(nlohmann::json::parse(reply.calls[0].arguments), nlohmann::json({{"city", "Paris"}}));
+  EXPECT_TRUE(reply.calls[0].id.starts_with("call_")) << reply.calls[0].id;
+  EXPECT_EQ(reply.content, "");
+}
+
+TEST_F(ChatToolFormatTest, ParsesParallelCallsEachWithItsOwnId) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kAuto));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  ChatToolReply reply = ChatToolFormat::Parse(
+      *prompt,
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n"
+      "</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"zone\": \"CET\"}}\n"
+      "</tool_call>",
+      "call_");
+  ASSERT_EQ(reply.calls.size(), 2u) << reply.content;
+  EXPECT_EQ(reply.calls[0].name, "get_weather");
+  EXPECT_EQ(reply.calls[1].name, "get_time");
+  EXPECT_EQ(nlohmann::json::parse(reply.calls[1].arguments), nlohmann::json({{"zone", "CET"}}));
+  EXPECT_NE(reply.calls[0].id, reply.calls[1].id);
+}
+
+TEST_F(ChatToolFormatTest, ProseUnderAutoIsContent) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kAuto));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  ChatToolReply reply = ChatToolFormat::Parse(*prompt, "It is sunny.", "call_");
+  EXPECT_TRUE(reply.calls.empty());
+  EXPECT_EQ(reply.content, "It is sunny.");
+}
+
+TEST_F(ChatToolFormatTest, ACallCutShortComesBackAsText) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kRequired));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  const std::string cut = "<tool_call>\n{\"name\": \"get_weather\", \"argu";
+  ChatToolReply reply = ChatToolFormat::Parse(*prompt, cut, "call_");
+  EXPECT_TRUE(reply.calls.empty());
+  EXPECT_EQ(reply.content, cut);
+}
+
+TEST_F(ChatToolFormatTest, RendersHistoryCallsAndResultsTheTemplatesWay) {
+  std::vector<ChatTurn> history;
+  history.push_back(ChatTurn{"user", "Weather in Paris?"});
+  ChatTurn call{"assistant", ""};
+  call.tool_calls.push_back(ChatToolCall{"call_1", "get_weather", R"({"city":"Paris"})"});
+  history.push_back(call);
+  ChatTurn result{"tool", "18 C"};
+  result.tool_call_id = "call_1";
+  result.tool_name = "get_weather";
+  history.push_back(result);
+  auto prompt = qwen_->Apply(history, WeatherTools(ChatToolChoice::kAuto));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  EXPECT_NE(prompt->prompt.find("<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", "
+                                "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call><|im_end|>"),
+            std::string::npos)
+      << prompt->prompt;
+  EXPECT_NE(prompt->prompt.find("<|im_start|>user\n<tool_response>\n18 C\n</tool_response>"),
+            std::string::npos)
+      << prompt->prompt;
+}
+
+TEST_F(ChatToolFormatTest, ATemplatesRaisedErrorIsInvalidArgument) {
+  auto format = ChatToolFormat::FromTemplate(
+      "{% if messages[0]['role'] == 'tool' %}{{ raise_exception('no tool first') }}{% endif %}"
+      "{% for m in messages %}{{ m['content'] }}{% endfor %}",
+      "", "");
+  ASSERT_TRUE(format.ok()) << format.status();
+  EXPECT_FALSE((*format)->knows_tools());
+  auto prompt = (*format)->Apply({{"tool", "x"}}, ChatToolRequest{});
+  EXPECT_EQ(prompt.status().code(), absl::StatusCode::kInvalidArgument) << prompt.status();
+}
+
+}  // namespace
+}  // namespace inferd
