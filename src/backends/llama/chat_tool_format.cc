@@ -1,5 +1,6 @@
 #include "backends/llama/chat_tool_format.h"
 
+#include <algorithm>
 #include <cctype>
 #include <exception>
 #include <map>
@@ -34,6 +35,25 @@ std::string EscapeRegex(std::string_view text) {
     escaped += c;
   }
   return escaped;
+}
+
+// A forced call's grammar (required, a named function) with no free text before the call:
+// llama.cpp's root is `<opening> space until-N? tool-calls`, where until-N is any text up to
+// the call marker, which a model that was not trained on the template's syntax (SmolLM2
+// under Qwen2.5's template) fills with prose until max_tokens. A root of another shape is
+// kept as it is.
+std::string CallFirst(std::string grammar) {
+  size_t root = grammar.rfind("\nroot ::= ");
+  root = grammar.starts_with("root ::= ") ? 0 : (root == std::string::npos ? root : root + 1);
+  if (root == std::string::npos) return grammar;
+  const size_t end = std::min(grammar.find('\n', root), grammar.size());
+  const size_t until = grammar.find(" until-", root);
+  if (until == std::string::npos || until >= end) return grammar;
+  size_t i = until + 7;
+  while (i < end && std::isdigit(static_cast<unsigned char>(grammar[i]))) ++i;
+  if (i == until + 7 || i >= end || grammar[i] != '?') return grammar;
+  grammar.erase(until, i + 1 - until);
+  return grammar;
 }
 
 std::string NewCallId(std::string_view prefix) {
@@ -140,6 +160,7 @@ absl::StatusOr<ChatToolPrompt> ChatToolFormat::Apply(const std::vector<ChatTurn>
   ChatToolPrompt prompt;
   prompt.prompt = std::move(params.prompt);
   prompt.grammar = std::move(params.grammar);
+  if (tools.choice != ChatToolChoice::kAuto) prompt.grammar = CallFirst(std::move(prompt.grammar));
   prompt.grammar_lazy = params.grammar_lazy;
   prompt.generation_prompt = std::move(params.generation_prompt);
   prompt.stops = std::move(params.additional_stops);

@@ -4,8 +4,8 @@
 // (Hermes/Qwen2.5 `<tool_call>{...}</tool_call>`, Llama 3.x, Mistral, ...), gives the grammar
 // that holds the reply to that template's call syntax (lazy for tool_choice auto: free text
 // until the template's call marker, then the grammar; from the first token for required or a
-// named function, where llama.cpp's grammar lets text precede the calls but not the reply end
-// without one) and parses the reply back into text and calls.
+// named function, the call first: llama.cpp's grammar would let text precede the calls) and
+// parses the reply back into text and calls.
 //
 // A template that does not know tools (no `tools` variable it renders, no tool calls in its
 // history) has no format of its own: knows_tools() is false and the caller keeps the generic

@@ -282,6 +282,17 @@ TEST_F(ChatToolGrammarTest, ARequiredCallIsHeldToTheTemplatesSyntax) {
   llama_sampler_free(grammar);
 }
 
+TEST_F(ChatToolGrammarTest, AForcedCallStartsAtOnceWithNoProseBeforeIt) {
+  auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kRequired));
+  ASSERT_TRUE(prompt.ok()) << prompt.status();
+  auto compiled = CompileToolGrammar(vocab(), *prompt, "tools");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  llama_sampler* grammar = llama_sampler_clone(compiled->get());
+  EXPECT_FALSE(Allows(grammar, Tokenize("The")[0]));
+  EXPECT_TRUE(Allows(grammar, Tokenize("<tool_call>")[0]));
+  llama_sampler_free(grammar);
+}
+
 TEST_F(ChatToolGrammarTest, AnAutoReplyIsFreeUntilTheCallMarker) {
   auto prompt = qwen_->Apply({{"user", "Hi"}}, WeatherTools(ChatToolChoice::kAuto));
   ASSERT_TRUE(prompt.ok()) << prompt.status();

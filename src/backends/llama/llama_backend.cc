@@ -27,6 +27,9 @@ class LlamaModel : public BackendModel, public GenerativeModel {
       const std::vector<ChatMessage>& messages) const override {
     return engine_->ApplyChatTemplate(messages);
   }
+  absl::StatusOr<std::string> RenderChatPrompt(const GenerateRequest& request) const override {
+    return engine_->RenderChatPrompt(request);
+  }
   GenerationStats Stats() const override { return engine_->Stats(); }
   void Embed(std::unique_ptr<EmbedRequest> request) override { engine_->Embed(std::move(request)); }
   void Rerank(std::unique_ptr<RerankRequest> request) override {

@@ -160,6 +160,13 @@ absl::StatusOr<std::string> LlamaEngine::ApplyChatTemplate(
   return model_.preparer->ApplyChatTemplate(messages);
 }
 
+absl::StatusOr<std::string> LlamaEngine::RenderChatPrompt(const GenerateRequest& request) const {
+  if (model_.preparer == nullptr) {
+    return absl::FailedPreconditionError("this engine has no model file, so no chat template");
+  }
+  return model_.preparer->RenderChatPrompt(request);
+}
+
 void LlamaEngine::Generate(std::unique_ptr<GenerateRequest> request) {
   if (!generates_) {
     return Fail(*request, absl::InvalidArgumentError(
@@ -232,8 +239,8 @@ void LlamaEngine::PrepareLoop() {
         std::shared_ptr<GenerateRequest> shared = std::move(request);
         std::vector<QueuedChoice> choices;
         for (int choice = 0; choice < n; ++choice) {
-          choices.push_back(
-              {shared, prepared->prompt, choice, prepared->max_tokens, prepared->grammar});
+          choices.push_back({shared, prepared->prompt, choice, prepared->max_tokens,
+                             prepared->grammar, prepared->tool_prompt});
         }
         sequences_.Release(n, std::move(choices));
       } else {

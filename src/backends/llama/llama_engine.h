@@ -94,6 +94,7 @@ class LlamaEngine : public GenerativeModel {
   void Generate(std::unique_ptr<GenerateRequest> request) override;
   absl::StatusOr<std::string> ApplyChatTemplate(
       const std::vector<ChatMessage>& messages) const override;
+  absl::StatusOr<std::string> RenderChatPrompt(const GenerateRequest& request) const override;
   GenerationStats Stats() const override;
   // Tokenizes the inputs here (an input too long fails at once) and queues the request; the
   // decode loop embeds one input between two decode steps, so a long list delays the

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/llama/chat_tool_format.h"
 #include "backends/llama/llama_engine.h"
 #include "backends/llama/sampler_chain.h"
 #include "backends/llama/text_assembler.h"
@@ -68,6 +69,8 @@ struct LlamaEngine::Slot {
   int64_t max_tokens = 0;
   TokenSampler sampler;
   std::optional<TextAssembler> text;
+  // QueuedChoice::tool_prompt: the reply is read back with it when it ends.
+  std::shared_ptr<const ChatToolPrompt> tool_prompt;
   // With GenerateRequest::logprobs: tokens sampled whose text has not been sent yet.
   std::vector<TokenLogprob> logprobs;
   int32_t next = -1;  // sampled and not yet decoded

@@ -116,7 +116,12 @@ bool LlamaEngine::Admit() {
     SamplingParams sampling = slot->request->sampling;
     if (sampling.seed) *sampling.seed += static_cast<uint32_t>(slot->choice);
     slot->sampler.Configure(sampling, decoder_->vocabulary_size(), queued.grammar.get());
-    slot->text.emplace(slot->request->stop);
+    slot->tool_prompt = std::move(queued.tool_prompt);
+    std::vector<std::string> stops = slot->request->stop;
+    if (slot->tool_prompt != nullptr) {
+      stops.insert(stops.end(), slot->tool_prompt->stops.begin(), slot->tool_prompt->stops.end());
+    }
+    slot->text.emplace(std::move(stops));
     slot->next = -1;
     slot->generated = 0;
     slot->batch_index = -1;
@@ -320,8 +325,27 @@ void LlamaEngine::Finish(Slot& slot, absl::Status status, FinishReason reason) {
   if (status.ok()) {
     event.text = slot.text->Flush();
     if (reason == FinishReason::kStop) event.stop_sequence = slot.text->stopped_by();
+    // A stop of the tool format is the model ending its reply, not a client's stop string.
+    if (slot.tool_prompt != nullptr &&
+        std::find(slot.request->stop.begin(), slot.request->stop.end(), event.stop_sequence) ==
+            slot.request->stop.end()) {
+      event.stop_sequence.clear();
+    }
     event.logprobs = std::move(slot.logprobs);
+    if (slot.tool_prompt != nullptr) {
+      // A short reply's parse, once, on the decode thread (its cost grows with the reply,
+      // which max_tokens bounds).
+      ChatToolReply reply = ChatToolFormat::Parse(*slot.tool_prompt, slot.text->text(),
+                                                  slot.request->tools->call_id_prefix);
+      ToolReplyParsed& parsed = event.tool_reply.emplace();
+      parsed.content = std::move(reply.content);
+      for (ChatToolCall& call : reply.calls) {
+        parsed.calls.push_back(
+            GeneratedToolCall{std::move(call.id), std::move(call.name), std::move(call.arguments)});
+      }
+    }
   }
+  slot.tool_prompt.reset();
   slot.logprobs.clear();
   event.status = std::move(status);
   event.finish_reason = reason;

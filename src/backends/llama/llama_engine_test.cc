@@ -204,7 +204,7 @@ class LlamaEngineTest : public ::testing::Test {
       auto tokens = std::make_shared<std::vector<int32_t>>();
       for (unsigned char c : request.prompt) tokens->push_back(c - 'a');
       return PreparedRequest{std::move(tokens), request.max_tokens > 0 ? request.max_tokens : 16,
-                             nullptr};
+                             nullptr, nullptr};
     };
     engine_ = LlamaEngine::CreateWithContext(std::move(context), prepare, options_, &time_);
   }

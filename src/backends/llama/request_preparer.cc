@@ -46,6 +46,12 @@ RequestPreparer::RequestPreparer(const llama_model* model, const Tokenizer& toke
       source, special(llama_vocab_bos(vocab)), special(llama_vocab_eos(vocab)));
   if (parsed.ok()) {
     template_ = *std::move(parsed);
+    absl::StatusOr<std::unique_ptr<ChatToolFormat>> tools = ChatToolFormat::FromModel(model);
+    if (tools.ok() && (*tools)->knows_tools()) {
+      tool_format_ = *std::move(tools);
+    } else if (!tools.ok()) {
+      spdlog::warn("llama: tools in the generic format: {}", std::string(tools.status().message()));
+    }
   } else {
     template_status_ = parsed.status();
     spdlog::warn("llama: {}", std::string(template_status_.message()));
@@ -103,6 +109,75 @@ absl::StatusOr<std::string> RequestPreparer::ApplyChatTemplate(
   return prompt;
 }
 
+absl::StatusOr<std::string> RequestPreparer::RenderChatPrompt(
+    const GenerateRequest& request) const {
+  if (request.tools == nullptr || tool_format_ == nullptr) {
+    return ApplyChatTemplate(request.messages);
+  }
+  ASSIGN_OR_RETURN(ChatToolPrompt prompt, ApplyToolFormat(request));
+  return std::move(prompt.prompt);
+}
+
+absl::StatusOr<ChatToolPrompt> RequestPreparer::ApplyToolFormat(
+    const GenerateRequest& request) const {
+  const GenerationTools& tools = *request.tools;
+  std::vector<ChatTurn> turns;
+  turns.reserve(tools.messages.size());
+  for (const ToolTurn& message : tools.messages) {
+    ChatTurn& turn = turns.emplace_back(message.role, message.content);
+    turn.tool_call_id = message.tool_call_id;
+    turn.tool_name = message.tool_name;
+    for (const GeneratedToolCall& call : message.tool_calls) {
+      turn.tool_calls.push_back(ChatToolCall{call.id, call.name, call.arguments});
+    }
+  }
+  ChatToolRequest offered;
+  for (const ToolDefinition& function : tools.functions) {
+    offered.tools.push_back(ChatTool{function.name, function.description, function.parameters});
+  }
+  switch (tools.choice) {
+    case GenerationTools::Choice::kAuto:
+      offered.choice = ChatToolChoice::kAuto;
+      break;
+    case GenerationTools::Choice::kRequired:
+      offered.choice = ChatToolChoice::kRequired;
+      break;
+    case GenerationTools::Choice::kNamed:
+      offered.choice = ChatToolChoice::kNamed;
+      break;
+  }
+  offered.named = tools.named;
+  offered.parallel = tools.parallel;
+  ASSIGN_OR_RETURN(ChatToolPrompt prompt, tool_format_->Apply(turns, offered));
+  // As ApplyChatTemplate: the tokenizer adds BOS itself.
+  const std::string& bos = template_->bos_token();
+  if (llama_vocab_get_add_bos(tokenizer_.vocab()) && !bos.empty() &&
+      prompt.prompt.starts_with(bos)) {
+    prompt.prompt.erase(0, bos.size());
+  }
+  return prompt;
+}
+
+absl::StatusOr<std::vector<int32_t>> RequestPreparer::TokenizeChecked(
+    const std::string& rendered, const std::vector<std::string>& contents) const {
+  if (!options_.special_tokens_in_messages) {
+    for (size_t i = 0; i < contents.size(); ++i) {
+      for (int32_t token : tokenizer_.Tokenize(contents[i], false, true)) {
+        if (llama_vocab_get_attr(tokenizer_.vocab(), token) &
+            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED)) {
+          return absl::InvalidArgumentError(
+              StrCat("messages[", i, "].content holds the text of the special token '",
+                     tokenizer_.Piece(token, true),
+                     "', which this model's chat template does not let inferd keep as plain "
+                     "text; remove it (or the operator may set "
+                     "parameters.special_tokens_in_messages)"));
+        }
+      }
+    }
+  }
+  return tokenizer_.Tokenize(rendered);
+}
+
 absl::StatusOr<std::vector<int32_t>> RequestPreparer::TokenizeChat(
     const std::vector<ChatMessage>& messages) const {
   ASSIGN_OR_RETURN(std::string rendered, ApplyChatTemplate(messages));
@@ -115,19 +190,9 @@ absl::StatusOr<std::vector<int32_t>> RequestPreparer::TokenizeChat(
   if (!segments) {
     // The template looks at the contents, so they cannot be told apart from its text: a
     // content that holds special-token text is refused rather than tokenised as control.
-    for (size_t i = 0; i < messages.size(); ++i) {
-      for (int32_t token : tokenizer_.Tokenize(messages[i].content, false, true)) {
-        if (llama_vocab_get_attr(tokenizer_.vocab(), token) &
-            (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_USER_DEFINED)) {
-          return absl::InvalidArgumentError(
-              StrCat("messages[", i, "].content holds the text of the special token '",
-                     tokenizer_.Piece(token, true),
-                     "', which this model's chat template does not let inferd keep as plain text; "
-                     "remove it (or the operator may set parameters.special_tokens_in_messages)"));
-        }
-      }
-    }
-    return tokenizer_.Tokenize(rendered);
+    std::vector<std::string> contents;
+    for (const ChatMessage& message : messages) contents.push_back(message.content);
+    return TokenizeChecked(rendered, contents);
   }
   std::vector<int32_t> tokens;
   bool first = true;
@@ -143,7 +208,16 @@ absl::StatusOr<std::vector<int32_t>> RequestPreparer::TokenizeChat(
 
 absl::StatusOr<PreparedRequest> RequestPreparer::Prepare(const GenerateRequest& request) const {
   std::vector<int32_t> tokens;
-  if (request.chat) {
+  std::shared_ptr<const ChatToolPrompt> tool_prompt;
+  if (request.chat && request.tools != nullptr && tool_format_ != nullptr) {
+    // The template's own tool format, in place of the generic one the frontend also wrote
+    // (its messages and its output schema are left unused).
+    ASSIGN_OR_RETURN(ChatToolPrompt applied, ApplyToolFormat(request));
+    std::vector<std::string> contents;
+    for (const ToolTurn& message : request.tools->messages) contents.push_back(message.content);
+    ASSIGN_OR_RETURN(tokens, TokenizeChecked(applied.prompt, contents));
+    tool_prompt = std::make_shared<const ChatToolPrompt>(std::move(applied));
+  } else if (request.chat) {
     ASSIGN_OR_RETURN(tokens, TokenizeChat(request.messages));
   } else {
     // A raw prompt is the client's whole prompt, special tokens and all (as llama.cpp's
@@ -164,7 +238,14 @@ absl::StatusOr<PreparedRequest> RequestPreparer::Prepare(const GenerateRequest& 
   prepared.max_tokens = request.max_tokens > 0 ? request.max_tokens : options_.max_output_tokens();
   // Free text, the common case, costs nothing here.
   const OutputFormat& format = request.output_format;
-  if (format.kind != OutputFormat::Kind::kText) {
+  if (tool_prompt != nullptr) {
+    // The generic format's schema is not used, but its checks (keywords the converter would
+    // not enforce, depth, patterns) refuse the same tools in both formats.
+    if (format.kind != OutputFormat::Kind::kText) RETURN_IF_ERROR(OutputGrammar(format).status());
+    ASSIGN_OR_RETURN(prepared.grammar,
+                     CompileToolGrammar(tokenizer_.vocab(), *tool_prompt, "tools"));
+    prepared.tool_prompt = std::move(tool_prompt);
+  } else if (format.kind != OutputFormat::Kind::kText) {
     ASSIGN_OR_RETURN(const std::string gbnf, OutputGrammar(format));
     ASSIGN_OR_RETURN(prepared.grammar,
                      CompileGrammar(tokenizer_.vocab(), gbnf, OutputFormatField(format)));

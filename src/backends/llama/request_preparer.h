@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "backends/llama/chat_template.h"
+#include "backends/llama/chat_tool_format.h"
 #include "backends/llama/llama_options.h"
 #include "backends/llama/tokenizer.h"
 #include "core/backend/generation.h"
@@ -33,6 +34,9 @@ struct PreparedRequest {
   std::shared_ptr<const std::vector<int32_t>> prompt;
   int64_t max_tokens = 0;
   std::shared_ptr<const llama_sampler> grammar;
+  // With tools, when the model's template knows its own tool format: how the reply ends and
+  // is read back (null: free text, or the frontend's generic tool format).
+  std::shared_ptr<const ChatToolPrompt> tool_prompt;
 };
 
 class RequestPreparer {
@@ -53,6 +57,8 @@ class RequestPreparer {
   absl::StatusOr<PreparedRequest> Prepare(const GenerateRequest& request) const;
   // The prompt text for `messages` (the assistant's turn opened).
   absl::StatusOr<std::string> ApplyChatTemplate(const std::vector<ChatMessage>& messages) const;
+  // The prompt of a chat request: with tools in the template's own format when it knows one.
+  absl::StatusOr<std::string> RenderChatPrompt(const GenerateRequest& request) const;
 
  private:
   // The prompt of a chat request: the template's text with special tokens, the contents
@@ -61,8 +67,18 @@ class RequestPreparer {
 
   const Tokenizer& tokenizer_;
   const LlamaOptions options_;
+  // The request's tools and history in the template's own format (request.tools set and
+  // tool_format_ present), its prompt not yet tokenised.
+  absl::StatusOr<ChatToolPrompt> ApplyToolFormat(const GenerateRequest& request) const;
+  // A prompt tokenised with special tokens parsed, after refusing a content that holds the
+  // text of a control token (which it would otherwise become).
+  absl::StatusOr<std::vector<int32_t>> TokenizeChecked(
+      const std::string& rendered, const std::vector<std::string>& contents) const;
+
   std::unique_ptr<ChatTemplate> template_;  // null: the file has none
-  absl::Status template_status_;            // why there is none
+  // The template's own tool format; null when it knows none (or the file has no template).
+  std::unique_ptr<ChatToolFormat> tool_format_;
+  absl::Status template_status_;  // why there is none
 };
 
 }  // namespace inferd

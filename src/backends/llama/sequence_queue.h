@@ -26,6 +26,8 @@ struct llama_sampler;
 
 namespace inferd {
 
+struct ChatToolPrompt;
+
 // One choice of a prepared request. The choices of a request share it, and its tokens.
 struct QueuedChoice {
   std::shared_ptr<GenerateRequest> request;
@@ -35,6 +37,9 @@ struct QueuedChoice {
   // The request's compiled output grammar (null: free text), shared by its choices; opaque
   // here (a llama.cpp sampler).
   std::shared_ptr<const llama_sampler> grammar;
+  // The request's tools in the model's own format (chat_tool_format.h): its stops, and how
+  // the reply is read back when it ends. Null: none.
+  std::shared_ptr<const ChatToolPrompt> tool_prompt;
 };
 
 // A free slot as admission sees it.

@@ -20,7 +20,7 @@ std::vector<QueuedChoice> Prepared(int n, std::vector<int32_t> prompt, std::stri
   if (out != nullptr) *out = request;
   auto tokens = std::make_shared<const std::vector<int32_t>>(std::move(prompt));
   std::vector<QueuedChoice> choices;
-  for (int i = 0; i < n; ++i) choices.push_back({request, tokens, i, 16, nullptr});
+  for (int i = 0; i < n; ++i) choices.push_back({request, tokens, i, 16, nullptr, nullptr});
   return choices;
 }
 

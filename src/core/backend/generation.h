@@ -50,6 +50,50 @@ struct ChatMessage {
   std::string content;
 };
 
+// Tool calling in a chat model's own format. The frontend renders a request's tools in a
+// generic format every chat model can follow (its `messages` and `output_format`) and gives
+// them here as well, as the client sent them: a model whose chat template knows tools
+// (backends/llama/chat_tool_format.h) renders these instead, holds the reply to its own call
+// syntax and reads the calls back into the done event (GenerationEvent::tool_reply).
+struct GeneratedToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // a JSON object, as text
+};
+
+struct ToolDefinition {
+  std::string name;
+  std::string description;
+  std::string parameters;  // a JSON schema object, as text
+};
+
+// A message of the history as the client sent it: the assistant's with its calls, a tool's
+// result with the id (and function name, when known) of the call it answers.
+struct ToolTurn {
+  std::string role;
+  std::string content;
+  std::vector<GeneratedToolCall> tool_calls;
+  std::string tool_call_id;
+  std::string tool_name;
+};
+
+struct GenerationTools {
+  enum class Choice { kAuto, kRequired, kNamed };
+  std::vector<ToolDefinition> functions;  // within the frontend's bounds, never empty
+  Choice choice = Choice::kAuto;
+  std::string named;  // kNamed: the function that must be called
+  bool parallel = true;
+  std::vector<ToolTurn> messages;        // the history, in place of GenerateRequest::messages
+  std::string call_id_prefix = "call_";  // of the ids given to the reply's calls
+};
+
+// A reply read back by the model's own tool format: its text without the calls' syntax, and
+// its calls (each with an id).
+struct ToolReplyParsed {
+  std::string content;
+  std::vector<GeneratedToolCall> calls;
+};
+
 // How the next token is chosen. Temperature 0 is greedy (the most likely token).
 // A bias added to one token's logit before sampling (OpenAI's logit_bias).
 struct TokenBias {
@@ -131,6 +175,9 @@ struct GenerationEvent {
   // empty when the model ended it.
   std::string stop_sequence;
   GenerationUsage usage;
+  // With done, OK and GenerateRequest::tools served in the model's own format: the whole
+  // reply (every event's text) read back. Absent: the frontend reads its generic format.
+  std::optional<ToolReplyParsed> tool_reply;
   // With GenerateRequest::logprobs >= 0: the tokens sampled since the previous event, in order
   // (a token whose text is still held back is reported with the event that sends it).
   std::vector<TokenLogprob> logprobs;
@@ -155,6 +202,9 @@ struct GenerateRequest {
   int64_t max_tokens = 0;  // 0: the model's limit
   std::vector<std::string> stop;
   OutputFormat output_format;
+  // With tools (given besides their generic rendering in `messages` and `output_format`,
+  // which a model that knows its own tool format ignores); null without.
+  std::shared_ptr<const GenerationTools> tools;
   // -1: no logprobs. 0 .. kMaxTopLogprobs: each event carries its tokens' log-probabilities
   // with that many alternatives each.
   int logprobs = -1;
@@ -257,6 +307,11 @@ class GenerativeModel {
   // The prompt the model's chat template makes of `messages` (with the generation prompt).
   virtual absl::StatusOr<std::string> ApplyChatTemplate(
       const std::vector<ChatMessage>& messages) const = 0;
+  // The prompt a chat request would have: with tools, as the model renders them (its own
+  // format, or the generic one already in `request.messages`).
+  virtual absl::StatusOr<std::string> RenderChatPrompt(const GenerateRequest& request) const {
+    return ApplyChatTemplate(request.messages);
+  }
   virtual GenerationStats Stats() const = 0;
   // Queues `request`; its outcome arrives through request->on_done (FailedPrecondition when
   // the model was not configured to compute embeddings).

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -52,17 +55,26 @@ absl::Status CheckKeys(object o, std::span<const std::string_view> known, std::s
 // A content: a string, or a list of {"type": "text", "text": ...} blocks joined
 // with newlines. `where` names it in errors ("messages[2].content", "system").
 // `role` (a message's) allows its tool blocks: an assistant's tool_use, a user's
-// tool_result; they become the tool format's JSON (generation_codec_tools.h).
+// tool_result; they become the tool format's JSON (generation_codec_tools.h). With `turns`,
+// the message as sent as well, for a model's own tool format: an assistant turn with its
+// calls, or a `tool` turn per tool_result and a user turn with the text.
 absl::StatusOr<std::string> ReadText(element value, const std::string& where,
-                                     std::string_view role = {}) {
+                                     std::string_view role = {},
+                                     std::vector<ToolTurn>* turns = nullptr) {
   std::string_view text;
-  if (!value.get(text)) return std::string(text);
+  if (!value.get(text)) {
+    if (turns != nullptr)
+      turns->push_back(ToolTurn{std::string(role), std::string(text), {}, {}, {}});
+    return std::string(text);
+  }
   array blocks;
   if (value.get(blocks)) {
     return InvalidField(where, StrCat(where, ": must be a string or a list of content blocks"));
   }
   std::string joined;
+  std::string plain;  // the text blocks alone
   std::vector<ToolCall> calls;
+  std::vector<ToolTurn> results;
   size_t index = 0;
   for (element item : blocks) {
     const std::string block_name = StrCat(where, "[", index++, "]");
@@ -109,6 +121,10 @@ absl::StatusOr<std::string> ReadText(element value, const std::string& where,
       RETURN_IF_ERROR(ReadBool(block, "is_error", &is_error));
       if (!joined.empty()) joined += '\n';
       joined += ToolResultTurn(id, {}, result, is_error);
+      if (turns != nullptr) {
+        results.push_back(ToolTurn{
+            "tool", is_error ? StrCat("Error: ", result) : result, {}, std::string(id), {}});
+      }
       continue;
     }
     if (type != "text") {
@@ -127,12 +143,25 @@ absl::StatusOr<std::string> ReadText(element value, const std::string& where,
     }
     if (!joined.empty()) joined += '\n';
     joined.append(block_text);
+    if (!plain.empty()) plain += '\n';
+    plain.append(block_text);
+  }
+  if (turns != nullptr) {
+    for (ToolTurn& result : results) turns->push_back(std::move(result));
+    if (!calls.empty() || !plain.empty() || results.empty()) {
+      ToolTurn& turn = turns->emplace_back();
+      turn.role = std::string(role);
+      turn.content = plain;
+      for (const ToolCall& call : calls) {
+        turn.tool_calls.push_back(GeneratedToolCall{call.id, call.name, call.arguments});
+      }
+    }
   }
   if (!calls.empty()) return ToolCallsTurn(calls, joined);
   return joined;
 }
 
-absl::StatusOr<std::vector<ChatMessage>> ReadMessages(object o) {
+absl::StatusOr<std::vector<ChatMessage>> ReadMessages(object o, std::vector<ToolTurn>* turns) {
   array messages;
   if (o["messages"].get(messages)) {
     return InvalidField("messages", "messages: required, a list of {\"role\", \"content\"}");
@@ -162,7 +191,7 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(object o) {
     if (message["content"].get(content)) {
       return InvalidField(StrCat(name, ".content"), StrCat(name, ".content: required"));
     }
-    ASSIGN_OR_RETURN(std::string text, ReadText(content, StrCat(name, ".content"), role));
+    ASSIGN_OR_RETURN(std::string text, ReadText(content, StrCat(name, ".content"), role, turns));
     out.push_back(ChatMessage{std::string(role), std::move(text)});
   }
   // An assistant turn last asks the model to continue it (Anthropic's prefill);
@@ -323,12 +352,23 @@ absl::StatusOr<ParsedAnthropicMessages> ParseAnthropicMessages(element body) {
     // An opaque id Anthropic keeps for abuse reports; inferd has nothing to do
     // with it.
   }
+  std::vector<ToolTurn> turns;  // the messages as sent, for a model's own tool format
   element system;
   if (!o["system"].get(system) && !system.is_null()) {
     ASSIGN_OR_RETURN(std::string text, ReadText(system, "system"));
+    turns.push_back(ToolTurn{"system", text, {}, {}, {}});
     request.messages.push_back(ChatMessage{"system", std::move(text)});
   }
-  ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ReadMessages(o));
+  ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ReadMessages(o, &turns));
+  // A tool_result names only its call: the function is the call's.
+  std::unordered_map<std::string, std::string> call_names;
+  for (const ToolTurn& turn : turns) {
+    for (const GeneratedToolCall& call : turn.tool_calls) call_names[call.id] = call.name;
+  }
+  for (ToolTurn& turn : turns) {
+    auto it = call_names.find(turn.tool_call_id);
+    if (turn.role == "tool" && it != call_names.end()) turn.tool_name = it->second;
+  }
   size_t bytes = 0;
   for (ChatMessage& message : messages) request.messages.push_back(std::move(message));
   for (const ChatMessage& message : request.messages) {
@@ -339,6 +379,7 @@ absl::StatusOr<ParsedAnthropicMessages> ParseAnthropicMessages(element body) {
   ASSIGN_OR_RETURN(ToolSet tools, ReadAnthropicTools(o));
   if (tools.active()) {
     RETURN_IF_ERROR(ApplyTools(tools, request));
+    request.tools = ModelToolsOf(tools, std::move(turns), "toolu_");
     parsed.call.tools = std::make_shared<const ToolSet>(std::move(tools));
   }
   parsed.call.id = "msg_";
@@ -355,7 +396,7 @@ HttpReply EncodeAnthropicMessage(const AnthropicCall& call, std::string_view tex
   w.StartArray();
   ToolReply tools;
   if (call.tools != nullptr) {
-    tools = ParseToolReply(text, "toolu_");
+    tools = ReadToolReply(text, done, "toolu_");
     text = tools.content;
   }
   if (tools.calls.empty()) {
@@ -456,7 +497,7 @@ std::string EncodeAnthropicStreamEnd(const GenerationEvent& done) {
 }
 
 std::string EncodeAnthropicStreamToolEnd(std::string_view text, const GenerationEvent& done) {
-  const ToolReply reply = ParseToolReply(text, "toolu_");
+  const ToolReply reply = ReadToolReply(text, done, "toolu_");
   if (reply.calls.empty()) {
     std::string events =
         "event: content_block_start\ndata: "

@@ -91,7 +91,7 @@ absl::StatusOr<std::vector<ToolCall>> ReadHistoryCalls(array calls, size_t index
 
 }  // namespace
 
-absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
+absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o, std::vector<ToolTurn>* turns) {
   array messages;
   if (o["messages"].get(messages)) {
     return InvalidField("messages", "'messages' is required: a list of {\"role\", \"content\"}");
@@ -129,10 +129,20 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
       ASSIGN_OR_RETURN(text, ReadContent(content, index));
     }
     std::string out_role(role);
+    ToolTurn turn;
+    if (turns != nullptr) {
+      turn.role = std::string(role);
+      turn.content = text;
+    }
     array calls;
     if (role == "assistant" && !message["tool_calls"].get(calls)) {
       ASSIGN_OR_RETURN(std::vector<ToolCall> read, ReadHistoryCalls(calls, index));
       for (const ToolCall& call : read) call_names.emplace_back(call.id, call.name);
+      if (turns != nullptr) {
+        for (const ToolCall& call : read) {
+          turn.tool_calls.push_back(GeneratedToolCall{call.id, call.name, call.arguments});
+        }
+      }
       if (!read.empty()) text = ToolCallsTurn(read, text);
     } else if (role == "tool") {
       std::string_view id;
@@ -149,6 +159,8 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
           if (call_id == id) name = call_name;
         }
       }
+      turn.tool_call_id = std::string(id);
+      turn.tool_name = std::string(name.substr(0, 64));
       // A template that knows no tools knows no tool role: the result is a user turn.
       text = ToolResultTurn(id, name.substr(0, 64), text);
       out_role = "user";
@@ -156,6 +168,7 @@ absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(object o) {
     bytes += text.size() + out_role.size();
     RETURN_IF_ERROR(CheckPromptBytes(bytes, "messages"));
     out.push_back(ChatMessage{std::move(out_role), std::move(text)});
+    if (turns != nullptr) turns->push_back(std::move(turn));
     ++index;
   }
   return out;

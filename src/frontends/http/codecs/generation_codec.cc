@@ -307,7 +307,8 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
   if (api == GenerationApi::kChat) {
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_tokens", request));
     RETURN_IF_ERROR(ReadMaxTokens(o, "max_completion_tokens", request));
-    ASSIGN_OR_RETURN(request.messages, ParseChatMessages(o));
+    std::vector<ToolTurn> turns;
+    ASSIGN_OR_RETURN(request.messages, ParseChatMessages(o, &turns));
     request.chat = true;
     ASSIGN_OR_RETURN(ToolSet tools, ReadOpenAiTools(o));
     if (tools.active()) {
@@ -317,6 +318,7 @@ absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(element body, GenerationApi 
                             "would be the tool format's JSON)");
       }
       RETURN_IF_ERROR(ApplyTools(tools, request));
+      request.tools = ModelToolsOf(tools, std::move(turns), "call_");
       parsed.call.tools = std::make_shared<const ToolSet>(std::move(tools));
     }
     parsed.call.id = "chatcmpl-";

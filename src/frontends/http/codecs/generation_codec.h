@@ -62,8 +62,11 @@ struct ParsedGeneration {
 // a prompt's text has more than kMaxPromptBytes (core/backend/generation.h).
 absl::Status CheckPromptBytes(size_t bytes, std::string_view field);
 
-// The "messages" of an OpenAI chat body: role and content (a string, null, or text parts).
-absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(simdjson::dom::object body);
+// The "messages" of an OpenAI chat body: role and content (a string, null, or text parts),
+// with the history's tool calls and results in the generic tool format. With `turns`, the
+// messages as the client sent them as well (for a model's own tool format).
+absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(simdjson::dom::object body,
+                                                           std::vector<ToolTurn>* turns = nullptr);
 
 // Parses an OpenAI chat completions or completions body (api kChat or kCompletion).
 absl::StatusOr<ParsedGeneration> ParseOpenAiRequest(simdjson::dom::element body, GenerationApi api);

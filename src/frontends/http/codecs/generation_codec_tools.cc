@@ -470,6 +470,44 @@ absl::Status ApplyTools(const ToolSet& tools, GenerateRequest& request) {
   return absl::OkStatus();
 }
 
+std::shared_ptr<const GenerationTools> ModelToolsOf(const ToolSet& tools,
+                                                    std::vector<ToolTurn> turns,
+                                                    std::string_view id_prefix) {
+  auto out = std::make_shared<GenerationTools>();
+  for (const ToolFunction& function : tools.functions) {
+    out->functions.push_back(
+        ToolDefinition{function.name, function.description, function.parameters});
+  }
+  switch (tools.choice) {
+    case ToolChoice::kRequired:
+      out->choice = GenerationTools::Choice::kRequired;
+      break;
+    case ToolChoice::kNamed:
+      out->choice = GenerationTools::Choice::kNamed;
+      break;
+    case ToolChoice::kNone:  // not active: no tools reach the model
+    case ToolChoice::kAuto:
+      out->choice = GenerationTools::Choice::kAuto;
+      break;
+  }
+  out->named = tools.named;
+  out->parallel = tools.parallel;
+  out->messages = std::move(turns);
+  out->call_id_prefix = std::string(id_prefix);
+  return out;
+}
+
+ToolReply ReadToolReply(std::string_view text, const GenerationEvent& done,
+                        std::string_view id_prefix) {
+  if (!done.tool_reply) return ParseToolReply(text, id_prefix);
+  ToolReply reply;
+  reply.content = done.tool_reply->content;
+  for (const GeneratedToolCall& call : done.tool_reply->calls) {
+    reply.calls.push_back(ToolCall{call.id, call.name, call.arguments});
+  }
+  return reply;
+}
+
 ToolReply ParseToolReply(std::string_view text, std::string_view id_prefix) {
   ToolReply reply;
   simdjson::dom::parser parser;

@@ -16,6 +16,7 @@
 #define INFERD_FRONTENDS_HTTP_CODECS_GENERATION_CODEC_TOOLS_H_
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -75,6 +76,17 @@ absl::StatusOr<ToolSet> ReadAnthropicTools(simdjson::dom::object body);
 // the calls `tools` allows. Does nothing when !tools.active(). InvalidArgument naming `tools`
 // when the request already has an output format or the schema is over its limit.
 absl::Status ApplyTools(const ToolSet& tools, GenerateRequest& request);
+
+// The request's tools and history (`turns`, as the client sent them) for a model that renders
+// them in its own format (GenerateRequest::tools), its calls' ids starting with `id_prefix`.
+std::shared_ptr<const GenerationTools> ModelToolsOf(const ToolSet& tools,
+                                                    std::vector<ToolTurn> turns,
+                                                    std::string_view id_prefix);
+
+// The reply of one choice: as the model read it back in its own format (done.tool_reply),
+// else `text` read as ApplyTools' generic format (ParseToolReply).
+ToolReply ReadToolReply(std::string_view text, const GenerationEvent& done,
+                        std::string_view id_prefix);
 
 // The reply `text` generated under ApplyTools' schema as text or calls (each given a new id
 // starting with `id_prefix`: "call_", "toolu_"). Text that is not the format (cut by

@@ -119,6 +119,74 @@ TEST_F(ToolCodecTest, HistoryCallsAndResultsBecomeTheFormatsJson) {
             R"({"tool_response":{"tool":"get_weather","tool_call_id":"c1","content":"sunny"}})");
 }
 
+TEST_F(ToolCodecTest, ChatRequestCarriesTheToolsAndHistoryAsSentForTheModelsOwnFormat) {
+  absl::StatusOr<ParsedGeneration> parsed =
+      Chat(std::string(kWeather) +
+           R"(,"tool_choice":{"type":"function","function":{"name":"get_weather"}},)"
+           R"("parallel_tool_calls":false)");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const GenerateRequest& request = *parsed->request;
+  // The generic format is still written (a template that knows no tools uses it) ...
+  EXPECT_EQ(request.output_format.kind, OutputFormat::Kind::kJsonSchema);
+  // ... and the tools as sent, for a model with a format of its own.
+  ASSERT_NE(request.tools, nullptr);
+  ASSERT_EQ(request.tools->functions.size(), 1u);
+  EXPECT_EQ(request.tools->functions[0].name, "get_weather");
+  EXPECT_EQ(request.tools->functions[0].description, "Weather");
+  EXPECT_THAT(request.tools->functions[0].parameters, HasSubstr(R"("city")"));
+  EXPECT_EQ(request.tools->choice, GenerationTools::Choice::kNamed);
+  EXPECT_EQ(request.tools->named, "get_weather");
+  EXPECT_FALSE(request.tools->parallel);
+  EXPECT_EQ(request.tools->call_id_prefix, "call_");
+  ASSERT_EQ(request.tools->messages.size(), 1u);
+  EXPECT_EQ(request.tools->messages[0].content, "Hi");
+  // No tools, or tool_choice none: nothing for the model.
+  EXPECT_EQ(Chat("")->request->tools, nullptr);
+  EXPECT_EQ(Chat(std::string(kWeather) + R"(,"tool_choice":"none")")->request->tools, nullptr);
+}
+
+TEST_F(ToolCodecTest, HistoryKeepsCallsAndResultsAsSentBesideTheGenericTurns) {
+  padded_ = simdjson::padded_string(std::string(
+      R"({"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":null,)"
+      R"("tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather",)"
+      R"("arguments":"{\"city\": \"Paris\"}"}}]},)"
+      R"({"role":"tool","tool_call_id":"c1","content":"sunny"}]})"));
+  simdjson::dom::element root;
+  ASSERT_FALSE(parser_.parse(padded_).get(root));
+  simdjson::dom::object body;
+  ASSERT_FALSE(root.get(body));
+  std::vector<ToolTurn> turns;
+  auto messages = ParseChatMessages(body, &turns);
+  ASSERT_TRUE(messages.ok()) << messages.status();
+  ASSERT_EQ(turns.size(), 3u);
+  EXPECT_EQ(turns[1].role, "assistant");
+  EXPECT_EQ(turns[1].content, "");
+  ASSERT_EQ(turns[1].tool_calls.size(), 1u);
+  EXPECT_EQ(turns[1].tool_calls[0].id, "c1");
+  EXPECT_EQ(turns[1].tool_calls[0].name, "get_weather");
+  EXPECT_EQ(turns[1].tool_calls[0].arguments, R"({"city": "Paris"})");
+  EXPECT_EQ(turns[2].role, "tool");
+  EXPECT_EQ(turns[2].content, "sunny");
+  EXPECT_EQ(turns[2].tool_call_id, "c1");
+  EXPECT_EQ(turns[2].tool_name, "get_weather");
+}
+
+TEST_F(ToolCodecTest, ReplyReadByTheModelIsUsedInsteadOfTheGenericJson) {
+  GenerationEvent done;
+  done.done = true;
+  // Without the model's reading: the generic format.
+  EXPECT_EQ(ReadToolReply(R"({"response": "Hello"})", done, "call_").content, "Hello");
+  done.tool_reply.emplace();
+  done.tool_reply->content = "Let me look.";
+  done.tool_reply->calls.push_back(GeneratedToolCall{"call_x", "get_weather", R"({"city":"P"})"});
+  ToolReply reply = ReadToolReply("<tool_call>...</tool_call>", done, "call_");
+  EXPECT_EQ(reply.content, "Let me look.");
+  ASSERT_EQ(reply.calls.size(), 1u);
+  EXPECT_EQ(reply.calls[0].id, "call_x");
+  EXPECT_EQ(reply.calls[0].name, "get_weather");
+  EXPECT_EQ(reply.calls[0].arguments, R"({"city":"P"})");
+}
+
 TEST_F(ToolCodecTest, ParsesRepliesIntoCallsOrText) {
   ToolReply calls = ParseToolReply(
       R"({"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]})",

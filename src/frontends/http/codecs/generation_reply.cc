@@ -63,7 +63,7 @@ HttpReply EncodeGenerationReply(const GenerationCall& call,
         w.Key("role");
         String(w, "assistant");
         if (call.tools != nullptr) {
-          const ToolReply reply = ParseToolReply(choice.text, "call_");
+          const ToolReply reply = ReadToolReply(choice.text, choice.done, "call_");
           WriteToolReply(w, reply);
           if (!reply.calls.empty()) finish = "tool_calls";
         } else {

@@ -174,7 +174,7 @@ std::string EncodeStreamChoiceEnd(const GenerationCall& call, const GenerationEv
 
 std::string EncodeStreamToolChoiceEnd(const GenerationCall& call, std::string_view text,
                                       const GenerationEvent& done, int index) {
-  const ToolReply reply = ParseToolReply(text, "call_");
+  const ToolReply reply = ReadToolReply(text, done, "call_");
   std::string events;
   if (reply.calls.empty()) {
     if (!reply.content.empty()) events += OpenAiChunk(call, index, reply.content, false, nullptr);

@@ -234,29 +234,32 @@ void HandleChatTemplate(const HandlerContext& ctx, const ModelRef& ref,
   simdjson::dom::object fields;
   if (body->root().get(fields))
     return responder->Send(ErrorReply(400, "the body must be a JSON object"));
-  absl::StatusOr<std::vector<ChatMessage>> messages = ParseChatMessages(fields);
+  std::vector<ToolTurn> turns;
+  absl::StatusOr<std::vector<ChatMessage>> messages = ParseChatMessages(fields, &turns);
   if (!messages.ok()) return responder->Send(ErrorReply(messages.status()));
-  // With `tools` (OpenAI's), the prompt a chat request with them would have.
+  // With `tools` (OpenAI's), the prompt a chat request with them would have: in the model's
+  // own tool format when its template knows one, else in the generic one.
   absl::StatusOr<ToolSet> tools = ReadOpenAiTools(fields);
   if (!tools.ok()) return responder->Send(ErrorReply(tools.status()));
+  auto chat = std::make_shared<GenerateRequest>();
+  chat->chat = true;
+  chat->messages = *std::move(messages);
   if (tools->active()) {
-    GenerateRequest with_tools;
-    with_tools.messages = *std::move(messages);
-    if (absl::Status applied = ApplyTools(*tools, with_tools); !applied.ok()) {
+    if (absl::Status applied = ApplyTools(*tools, *chat); !applied.ok()) {
       return responder->Send(ErrorReply(applied));
     }
-    messages = std::move(with_tools.messages);
+    chat->tools = ModelToolsOf(*tools, std::move(turns), "call_");
   }
   ctx.models->AcquireForInference(
       ref.name, ref.version, 0,
-      [messages = *std::move(messages),
+      [chat = std::shared_ptr<const GenerateRequest>(std::move(chat)),
        responder = std::move(responder)](absl::StatusOr<ModelHandle> model) {
         if (!model.ok()) return responder->Send(ErrorReply(model.status()));
         const GenerativeModel* generator = (*model)->generative();
         if (generator == nullptr) {
           return responder->Send(ErrorReply(400, "this model does not generate text"));
         }
-        absl::StatusOr<std::string> prompt = generator->ApplyChatTemplate(messages);
+        absl::StatusOr<std::string> prompt = generator->RenderChatPrompt(*chat);
         if (!prompt.ok()) return responder->Send(ErrorReply(prompt.status()));
         rapidjson::StringBuffer buffer;
         rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
