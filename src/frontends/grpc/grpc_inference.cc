@@ -5,6 +5,9 @@
 #include <string>
 #include <utility>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
 #include "auth/key_ring.h"
 #include "auth/tenant.h"
 #include "common/clock.h"
@@ -73,10 +76,13 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   (*decoded)->cancelled = std::move(cancelled);
 
-  InferCallbacks callbacks;
-  callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),
-                    shared_outputs = std::move(shared_outputs),
-                    done = std::move(done)](const ServedModel* model, InferResponse answer) {
+  // The version the request reached, kept from the acquiring thread to the completion pool:
+  // the execution thread hands it over (moves it out) and never releases it itself, since a
+  // version's last handle released on its own execution thread would wait for itself.
+  auto reached = std::make_shared<std::optional<ModelHandle>>();
+  auto finish = [response, recorder, id = std::move(id), received, reply_id = request.id(),
+                 shared_outputs = std::move(shared_outputs),
+                 done = std::move(done)](const ServedModel* model, InferResponse answer) mutable {
     if (model != nullptr && answer.status.ok() && !shared_outputs.empty()) {
       answer.status = shared_outputs.WriteAll(answer);
     }
@@ -86,6 +92,23 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
     }
     Record(recorder, id, received, model, answer.status, answer.batch_size);
     done(answer.status);
+  };
+  InferCallbacks callbacks;
+  if (ctx.completions != nullptr) {
+    callbacks.acquired = [reached](const ModelHandle& model) { *reached = model; };
+  }
+  callbacks.done = [completions = ctx.completions, reached, finish = std::move(finish)](
+                       const ServedModel* model, InferResponse answer) mutable {
+    // A request refused before any version was reached (model null) is answered on the
+    // thread that refused it, a frontend's or the loader's: no execution thread waits.
+    if (completions == nullptr || model == nullptr || !reached->has_value()) {
+      return finish(model, std::move(answer));
+    }
+    boost::asio::post(*completions, [handle = std::move(**reached), finish = std::move(finish),
+                                     answer = std::move(answer)]() mutable {
+      finish(handle.get(), std::move(answer));
+    });
+    reached->reset();
   };
   ctx.inference->Submit(request.model_name(), *version, *std::move(decoded), std::move(callbacks));
 }
