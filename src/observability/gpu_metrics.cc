@@ -27,9 +27,8 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
-// Whole numbers (bytes, degrees) in full, others in the shortest form that reads back
-// exactly: memory sizes of 10^11 bytes stay exact (to six significant digits they would be
-// off by megabytes).
+// Whole numbers (bytes, degrees) in all their digits, others in the shortest form that reads
+// back exactly: a person reading a scrape sees 48000000000, not 4.8e+10.
 std::string Number(double value) {
   char text[32];
   constexpr double kExactInteger = 9007199254740992.0;  // 2^53
