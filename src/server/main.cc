@@ -30,6 +30,7 @@
 #include "frontends/http/transport/http_server.h"
 #include "observability/log_setup.h"
 #include "observability/metrics_registry.h"
+#include "observability/nvml_reader.h"
 #include "observability/recent_errors.h"
 #include "observability/request_recorder.h"
 #include "ops/image/register_image_ops.h"
@@ -121,6 +122,7 @@ int Run(const ServerOptions& options) {
   backends.push_back(std::make_unique<PipelineBackend>(&pipeline_ops, &pipeline_host));
 
   MetricsRegistry metrics(kInferdVersion);
+  InstallNvmlGpuMetrics();  // inferd_gpu_* in /metrics where an NVIDIA driver is present
   RecentErrors recent_errors;
   RequestRecorder recorder(&metrics, &recent_errors);
   absl::StatusOr<AccessSetup> access = SetUpAccess(options, &metrics);
