@@ -16,12 +16,12 @@ namespace inferd {
 struct GrpcContext : FrontendContext {
   // Records every ModelInfer outcome (metrics, access log) as HTTP requests are; optional.
   RequestRecorder* recorder = nullptr;
-  // Where a ModelInfer answer is finished: shared-memory outputs written, the outputs copied
-  // into the reply, the request recorded, the call finished. Not the model's execution thread,
-  // which would otherwise do all that before its next batch (docs/inference-path.md, "Which
-  // thread does what"). Null: finished inline on the thread that answered (tests, fuzzers).
-  // Must outlive every model that may still answer a gRPC request (main joins it after the
-  // models stop).
+  // Where a ModelInfer answer is finished while other requests of its model wait:
+  // shared-memory outputs written, the outputs copied into the reply, the request recorded,
+  // the call finished, so that the model's execution thread goes on to its next batch
+  // (docs/inference-path.md, "Which thread does what"). Null: always finished on the thread
+  // that answered (tests, fuzzers). Must outlive every model that may still answer a gRPC
+  // request (main joins it after the models stop).
   boost::asio::thread_pool* completions = nullptr;
 };
 

@@ -76,10 +76,11 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   (*decoded)->cancelled = std::move(cancelled);
 
-  // The version the request reached, kept from the acquiring thread to the completion pool:
-  // the execution thread hands it over (moves it out) and never releases it itself, since a
-  // version's last handle released on its own execution thread would wait for itself.
-  auto reached = std::make_shared<std::optional<ModelHandle>>();
+  // The version the request reached, seen from the acquiring thread: a weak reference, so
+  // that no handle is ever released on the model's execution thread (a version's last handle
+  // released there would wait for itself). The execution thread turns it into a handle only
+  // to hand the answer over, and the completion pool releases that.
+  auto reached = std::make_shared<std::weak_ptr<ServedModel>>();
   auto finish = [response, recorder, id = std::move(id), received, reply_id = request.id(),
                  shared_outputs = std::move(shared_outputs),
                  done = std::move(done)](const ServedModel* model, InferResponse answer) mutable {
@@ -99,16 +100,20 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   callbacks.done = [completions = ctx.completions, reached, finish = std::move(finish)](
                        const ServedModel* model, InferResponse answer) mutable {
-    // A request refused before any version was reached (model null) is answered on the
-    // thread that refused it, a frontend's or the loader's: no execution thread waits.
-    if (completions == nullptr || model == nullptr || !reached->has_value()) {
-      return finish(model, std::move(answer));
+    // Handed over only while other requests of this model are waiting: then the execution
+    // thread's time is theirs. With none waiting, nothing waits for this thread, and
+    // finishing here saves the hop to the pool, a wake-up on the one-client latency. A
+    // request refused before it reached a version (model null) is answered here too, on the
+    // thread that refused it, a frontend's or the loader's.
+    ModelHandle handle;
+    if (completions != nullptr && model != nullptr && model->in_flight() > 0) {
+      handle = reached->lock();  // null once the version is being destroyed
     }
-    boost::asio::post(*completions, [handle = std::move(**reached), finish = std::move(finish),
+    if (handle == nullptr) return finish(model, std::move(answer));
+    boost::asio::post(*completions, [handle = std::move(handle), finish = std::move(finish),
                                      answer = std::move(answer)]() mutable {
       finish(handle.get(), std::move(answer));
     });
-    reached->reset();
   };
   ctx.inference->Submit(request.model_name(), *version, *std::move(decoded), std::move(callbacks));
 }
