@@ -86,6 +86,19 @@ def _ab(run: dict, key: str) -> Tuple[float, float]:
     return run["medians"]["baseline"][key], run["medians"]["candidate"][key]
 
 
+def _ab_ratios(run: dict, *keys: str) -> Tuple:
+    """Candidate over baseline medians (bench/grpc_ab.py), one per key."""
+    return tuple(run["medians"]["candidate"][k] / run["medians"]["baseline"][k] for k in keys)
+
+
+def _llm_ab_ratios(run: dict, base: str, *variants: str) -> Tuple:
+    """Each variant's median tokens/s over `base`'s at 1 then 16 clients (bench/llm/llm_ab.py),
+    rounded as its table shows them."""
+    def tps(variant: str, clients: str) -> float:
+        return run["results"][variant][clients]["tokens_per_s"]["median"]
+    return tuple(round(tps(v, c) / tps(base, c), 3) for v in variants for c in ("1", "16"))
+
+
 def _batching_kqps(run: dict, model: str, concurrency: int, *variants: str) -> Tuple:
     """Thousands of requests/s of each inferd variant, as bench/batching_report.py shows them."""
     import batching_report
@@ -373,6 +386,26 @@ FIGURES: List[Figure] = [
            lambda r: (_ab_runs(r, "text_classifier", "before", _compute_ms),
                       _ab_runs(r, "text_classifier", "teams-released", _compute_ms)),
            "runs[text_classifier, before and teams-released]: median compute_infer_ns / requests"),
+    Figure("docs/inference-path.md", "every answer through the pool gave {:.2f}× and {:.2f}×",
+           "2026-12-06-grpc-completion-pool.json", lambda r: _ab_ratios(r, "grpc_p50_us",
+                                                                       "grpc_c64_qps"),
+           "medians.candidate / medians.baseline: grpc_p50_us, grpc_c64_qps"),
+    Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
+           "2026-12-06-grpc-adaptive-completion.json",
+           lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
+           "medians.candidate / medians.baseline: grpc_p50_us, grpc_c64_qps"),
+    Figure("docs/inference-path.md", "two identical binaries beside it gave {:.2f}× and {:.2f}×",
+           "2026-12-06-grpc-a-a-completion.json",
+           lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
+           "medians.candidate / medians.baseline: grpc_p50_us, grpc_c64_qps"),
+    Figure("docs/llm.md", "1 and 16 streams): {:.3f}× / {:.3f}× (A/A {:.3f}× / {:.3f}×",
+           "2026-12-06-llm-engine-steps.json",
+           lambda r: _llm_ab_ratios(r, "before", "after", "after-again"),
+           "results.{after,after-again}[1,16].tokens_per_s.median / results.before's"),
+    Figure("docs/llm.md", "then {:.3f}× / {:.3f}× (A/A {:.3f}× / {:.3f}×",
+           "2026-12-06-llm-one-door-after-steps.json",
+           lambda r: _llm_ab_ratios(r, "before", "after", "after-again"),
+           "results.{after,after-again}[1,16].tokens_per_s.median / results.before's"),
     Figure("docs/observability.md", "which at one client cost ~{:.0f} µs per gRPC call",
            ACCESS_LOG, lambda r: (round(_ab(r, "grpc_p50_us")[0] - _ab(r, "grpc_p50_us")[1], -1),),
            "medians.baseline.grpc_p50_us - medians.candidate.grpc_p50_us, to the ten"),

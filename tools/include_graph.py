@@ -2,7 +2,8 @@
 
     python3 tools/include_graph.py           folder -> folder edges, with their include counts
     python3 tools/include_graph.py --check   fails (exit 1) when a core file includes a layer
-                                             that is not below its own
+                                             that is not below its own, or an HTTP frontend
+                                             file a job above its own (HTTP_LAYERS)
 
 Every `#include "core/..."` line of a file under src/core counts once. The layers are a CMake
 library each (src/CMakeLists.txt, "The core's layers"), linked to the layers in LAYERS below;
@@ -42,7 +43,20 @@ LAYERS: dict[str, tuple[str, ...]] = {
 TEST_SUPPORT = "core/testing"
 TEST_SUPPORT_BASE = ("core/backend",)
 
+# The HTTP frontend split by job, top to bottom: transport (sockets, sessions) <- routing (the
+# route table, access classification) <- handlers <- codecs (JSON and binary bodies) <- the
+# folder's own files, the vocabulary all of them share (http_types, session_request,
+# handler_context). One library (inferd_http), so only this check holds the direction.
+HTTP_LAYERS: dict[str, tuple[str, ...]] = {
+    "frontends/http": (),
+    "frontends/http/codecs": ("frontends/http",),
+    "frontends/http/handlers": ("frontends/http/codecs",),
+    "frontends/http/routing": ("frontends/http/handlers",),
+    "frontends/http/transport": ("frontends/http/routing",),
+}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(core/[^"]+)"', re.MULTILINE)
+HTTP_INCLUDE = re.compile(r'^\s*#\s*include\s+"(frontends/http/[^"]+)"', re.MULTILINE)
 
 
 def core_files(src: Path = SRC) -> list[Path]:
@@ -65,16 +79,35 @@ def edges(src: Path = SRC) -> Counter:
     return Counter((folder, folder_of(included)) for _, folder, included in includes(src))
 
 
-def below(layer: str) -> set[str]:
+def below(layer: str, layers: dict[str, tuple[str, ...]] = LAYERS) -> set[str]:
     """The layers `layer` is built on, transitively (not itself)."""
     seen: set[str] = set()
-    todo = list(LAYERS[layer])
+    todo = list(layers[layer])
     while todo:
         base = todo.pop()
         if base not in seen:
             seen.add(base)
-            todo.extend(LAYERS[base])
+            todo.extend(layers[base])
     return seen
+
+
+def http_violations(src: Path = SRC) -> list[str]:
+    """One line per HTTP frontend file outside every job and per include that runs up."""
+    found = []
+    for path in sorted((src / "frontends" / "http").rglob("*")):
+        if path.suffix not in (".h", ".cc"):
+            continue
+        name = path.relative_to(src).as_posix()
+        folder = folder_of(name)
+        if folder not in HTTP_LAYERS:
+            found.append(f"{name}: in no job (tools/include_graph.py HTTP_LAYERS)")
+            continue
+        allowed = {folder} | below(folder, HTTP_LAYERS)
+        for included in HTTP_INCLUDE.findall(path.read_text(errors="replace")):
+            target = folder_of(included)
+            if target not in allowed:
+                found.append(f"{name}: #include \"{included}\": {folder} is below {target}")
+    return found
 
 
 def violations(src: Path = SRC) -> list[str]:
@@ -115,12 +148,18 @@ def main() -> int:
     args = parser.parse_args()
     if args.check:
         found = violations(args.src)
-        for line in found:
+        http_found = http_violations(args.src)
+        for line in found + http_found:
             print(line, file=sys.stderr)
         if found:
             print(f"{len(found)} include(s) against the core's layers", file=sys.stderr)
+        if http_found:
+            print(f"{len(http_found)} include(s) against the HTTP frontend's jobs",
+                  file=sys.stderr)
+        if found or http_found:
             return 1
-        print(f"core layers: {len(LAYERS)} layers, every include runs down")
+        print(f"core layers: {len(LAYERS)} layers, every include runs down; "
+              f"HTTP frontend: {len(HTTP_LAYERS)} jobs, every include runs down")
         return 0
     graph = edges(args.src)
     for (source, target), count in sorted(graph.items()):

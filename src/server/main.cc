@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <spdlog/spdlog.h>
+#include <boost/asio/thread_pool.hpp>
 
 #include "backends/llama/llama_backend.h"
 #include "backends/onnx/onnx_backend.h"
@@ -29,6 +30,7 @@
 #include "frontends/http/transport/http_server.h"
 #include "observability/log_setup.h"
 #include "observability/metrics_registry.h"
+#include "observability/nvml_reader.h"
 #include "observability/recent_errors.h"
 #include "observability/request_recorder.h"
 #include "ops/image/register_image_ops.h"
@@ -120,6 +122,7 @@ int Run(const ServerOptions& options) {
   backends.push_back(std::make_unique<PipelineBackend>(&pipeline_ops, &pipeline_host));
 
   MetricsRegistry metrics(kInferdVersion);
+  InstallNvmlGpuMetrics();  // inferd_gpu_* in /metrics where an NVIDIA driver is present
   RecentErrors recent_errors;
   RequestRecorder recorder(&metrics, &recent_errors);
   absl::StatusOr<AccessSetup> access = SetUpAccess(options, &metrics);
@@ -144,6 +147,11 @@ int Run(const ServerOptions& options) {
   }
   lifecycle->observers = &metrics;
   HideFolderFromClients(options.model_repository);
+  // Finishes gRPC inference calls off the models' execution threads (grpc_context.h). Made
+  // before the models, so it outlives any version that still answers a gRPC request.
+  // As many threads as HTTP's default I/O threads: the work is the same copy HTTP's I/O
+  // threads make when they encode a reply.
+  boost::asio::thread_pool grpc_completions(static_cast<size_t>(std::max(1, CoresAvailable() / 4)));
   ModelManager models(options.model_repository, std::move(backends), *std::move(lifecycle));
   // Before LoadAll: a pipeline's load checks its step models' configs, and its model steps
   // take the same door as every request.
@@ -178,6 +186,7 @@ int Run(const ServerOptions& options) {
   HttpRouter router(std::move(http_context));
   GrpcContext grpc_context{frontend};
   grpc_context.recorder = &recorder;
+  grpc_context.completions = &grpc_completions;
   // gRPC first: once HTTP answers ready, both protocols are served.
   GrpcServer grpc_server(
       GrpcServerOptions{.host = options.host,
@@ -244,6 +253,7 @@ int Run(const ServerOptions& options) {
   const bool drained = server.Shutdown();
   grpc_drain.join();
   models.StopAll();
+  grpc_completions.join();
   spdlog::info("stopped{}", drained && grpc_drained ? "" : " (drain timed out)");
   ShutdownLogging();
   return 0;

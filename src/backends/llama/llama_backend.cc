@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<BackendModel>> LlamaBackend::Load(
     const BackendLoadRequest& request) {
   const std::string config_path = (request.version_dir.parent_path() / "config.yaml").string();
   ASSIGN_OR_RETURN(LlamaOptions options, ParseLlamaOptions(*request.config, config_path));
+  RETURN_IF_ERROR(CheckGpuOffload(options, llama_supports_gpu_offload(), config_path));
   std::vector<LlamaAdapterFile> adapters;
   for (const AdapterConfig& adapter : request.config->adapters) {
     adapters.push_back({adapter.name, request.version_dir / adapter.path});

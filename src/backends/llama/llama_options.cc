@@ -37,6 +37,21 @@ double KvCacheElementBytes(const std::string& type) {
   return it == KvTypes().end() ? 0 : it->second;
 }
 
+absl::Status CheckGpuOffload(const LlamaOptions& options, bool supports_gpu_offload,
+                             const std::string& config_path) {
+  if (options.gpu_layers == 0) return absl::OkStatus();
+  if (!supports_gpu_offload) {
+    return absl::FailedPreconditionError(
+        StrCat(config_path, ": parameters.gpu_layers: ", options.gpu_layers,
+               ": this build's llama.cpp has no GPU offload (llama_supports_gpu_offload() is "
+               "false: the CPU build); remove gpu_layers or set it to 0"));
+  }
+  return absl::UnimplementedError(
+      StrCat(config_path, ": parameters.gpu_layers: ", options.gpu_layers,
+             ": this llama.cpp can offload, but inferd does not yet count offloaded layers in "
+             "the cuda:N memory budget (docs/gpu.md); set it to 0"));
+}
+
 absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
                                                const std::string& config_path) {
   LlamaOptions options;
@@ -97,6 +112,9 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
             value, "'"));
       }
       options.special_tokens_in_messages = value == "true";
+    } else if (key == "gpu_layers") {
+      ASSIGN_OR_RETURN(int64_t n, ParseInt(value, key, 0, 1024, config_path));
+      options.gpu_layers = static_cast<int>(n);
     } else if (key == "pooling") {
       if (value != "auto" && value != "mean" && value != "cls" && value != "last" &&
           value != "rank") {
@@ -110,7 +128,7 @@ absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
           config_path, ": parameters.", key,
           ": unknown parameter for backend 'llama' (known: context_length, parallel, threads, "
           "batch_threads, batch_size, ubatch_size, kv_cache_type, flash_attention, kv_unified, "
-          "max_tokens, max_queue, embeddings, pooling, special_tokens_in_messages)"));
+          "max_tokens, max_queue, embeddings, pooling, special_tokens_in_messages, gpu_layers)"));
     }
   }
   if (options.pooling == "rank" && !options.embeddings) {

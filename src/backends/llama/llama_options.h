@@ -37,6 +37,9 @@ namespace inferd {
 //   special_tokens_in_messages: true|false  tokenise chat messages' content with the
 //                       vocabulary's special tokens parsed (false): true lets whoever writes a
 //                       message write control tokens, and so forge system and assistant turns
+//   gpu_layers: N       layers llama.cpp offloads to the GPU (n_gpu_layers), 0..1024 (0):
+//                       any other value is refused at load by CheckGpuOffload, as the
+//                       llama.cpp inferd links is the CPU build (docs/gpu.md)
 struct LlamaOptions {
   int64_t context_length = 2048;
   int parallel = 4;
@@ -52,6 +55,7 @@ struct LlamaOptions {
   bool embeddings = false;
   std::string pooling = "auto";
   bool special_tokens_in_messages = false;
+  int gpu_layers = 0;
 
   int64_t max_output_tokens() const { return max_tokens > 0 ? max_tokens : context_length; }
 };
@@ -59,6 +63,13 @@ struct LlamaOptions {
 // `config_path` names config.yaml in errors.
 absl::StatusOr<LlamaOptions> ParseLlamaOptions(const ModelConfig& config,
                                                const std::string& config_path);
+
+// OK when `options.gpu_layers` can be served: 0 always. `supports_gpu_offload` is
+// llama_supports_gpu_offload() of the linked llama.cpp; without it a value > 0 is refused
+// (FailedPrecondition), never silently run on the CPU. With it, still refused (Unimplemented)
+// until the offloaded layers and their KV cache are counted in the cuda:N memory budget.
+absl::Status CheckGpuOffload(const LlamaOptions& options, bool supports_gpu_offload,
+                             const std::string& config_path);
 
 // Bytes per KV cache element of `type` (f16: 2, q8_0: 34/32, ...); 0 for an unknown type.
 double KvCacheElementBytes(const std::string& type);

@@ -97,5 +97,38 @@ TEST(LlamaOptionsTest, RejectsDevicesAndInstanceCountsItCannotServe) {
             std::string::npos);
 }
 
+TEST(LlamaOptionsTest, GpuLayersDefaultToNoneAndAreBounded) {
+  auto defaults = ParseLlamaOptions(LlamaConfig({}), "c.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->gpu_layers, 0);
+  EXPECT_TRUE(CheckGpuOffload(*defaults, /*supports_gpu_offload=*/false, "c.yaml").ok());
+  auto some = ParseLlamaOptions(LlamaConfig({{"gpu_layers", "33"}}), "c.yaml");
+  ASSERT_TRUE(some.ok()) << some.status();
+  EXPECT_EQ(some->gpu_layers, 33);
+  for (const char* bad : {"-1", "1025", "all", "1.5", ""}) {
+    auto options = ParseLlamaOptions(LlamaConfig({{"gpu_layers", bad}}), "c.yaml");
+    ASSERT_FALSE(options.ok()) << bad;
+    EXPECT_NE(options.status().message().find(
+                  "c.yaml: parameters.gpu_layers: must be an integer in 0..1024"),
+              std::string::npos)
+        << options.status();
+  }
+}
+
+TEST(LlamaOptionsTest, GpuLayersAreRefusedWithoutGpuOffloadNeverIgnored) {
+  auto options = ParseLlamaOptions(LlamaConfig({{"gpu_layers", "1"}}), "c.yaml");
+  ASSERT_TRUE(options.ok()) << options.status();
+  const absl::Status cpu_build = CheckGpuOffload(*options, false, "c.yaml");
+  EXPECT_EQ(cpu_build.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(cpu_build.message().find("c.yaml: parameters.gpu_layers: 1: this build's llama.cpp "
+                                     "has no GPU offload (llama_supports_gpu_offload() is false"),
+            std::string::npos)
+      << cpu_build;
+  // A GPU build: still refused until offloaded layers count in the device's memory budget.
+  const absl::Status gpu_build = CheckGpuOffload(*options, true, "c.yaml");
+  EXPECT_EQ(gpu_build.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(gpu_build.message().find("cuda:N memory budget"), std::string::npos) << gpu_build;
+}
+
 }  // namespace
 }  // namespace inferd

@@ -300,8 +300,12 @@ void OnnxBackend::Prepare(const std::vector<const ModelConfig*>& configs) {
 
 std::string OnnxBackend::Describe() const {
   if (!engine_->status.ok()) return std::string(engine_->status.message());
-  return StrCat("ONNX Runtime ", ort::LibraryVersion(), ", ", default_intra_op_threads_.load(),
-                " intra-op thread(s) by default");
+  std::string providers;
+  for (const std::string& p : ort::AvailableProviders()) {
+    providers += StrCat(providers.empty() ? "" : ", ", p);
+  }
+  return StrCat("ONNX Runtime ", ort::LibraryVersion(), " (providers: ", providers, "), ",
+                default_intra_op_threads_.load(), " intra-op thread(s) by default");
 }
 
 absl::StatusOr<ModelConfig> OnnxBackend::CompleteConfig(const ModelConfig& config,
@@ -338,6 +342,9 @@ absl::StatusOr<std::unique_ptr<BackendModel>> OnnxBackend::Load(const BackendLoa
   const std::filesystem::path file = request.version_dir / model_filename();
   const std::string config_path = (request.version_dir.parent_path() / "config.yaml").string();
   ASSIGN_OR_RETURN(OnnxModelOptions options, ParseOnnxModelOptions(config, config_path));
+  RETURN_IF_ERROR(engine_->status);
+  RETURN_IF_ERROR(CheckExecutionProvider(options, ort::AvailableProviders(), ort::LibraryVersion(),
+                                         config_path));
   RETURN_IF_ERROR(CheckOnnxPrecisionAndDevices(config, config_path));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec)) {
@@ -345,7 +352,6 @@ absl::StatusOr<std::unique_ptr<BackendModel>> OnnxBackend::Load(const BackendLoa
                                       ": missing (an ONNX file, written by torch.onnx.export "
                                       "or python -m tools.optimize.export)"));
   }
-  RETURN_IF_ERROR(engine_->status);
   const OrtApi& api = *ort::Api();
 
   const int threads =

@@ -1,5 +1,6 @@
 #include "backends/onnx/onnx_options.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/status_macros.h"
@@ -50,14 +51,42 @@ absl::StatusOr<OnnxModelOptions> ParseOnnxModelOptions(const ModelConfig& config
             StrCat(config_path, ": ", field, ": must be true or false, got '", value, "'"));
       }
       options.allow_spinning = value == "true";
+    } else if (key == "execution_provider") {
+      if (value == "cpu") {
+        options.execution_provider = ExecutionProvider::kCpu;
+      } else if (value == "cuda") {
+        options.execution_provider = ExecutionProvider::kCuda;
+      } else {
+        return absl::InvalidArgumentError(
+            StrCat(config_path, ": ", field, ": must be cpu or cuda, got '", value, "'"));
+      }
     } else {
       return absl::InvalidArgumentError(
           StrCat(config_path, ": ", field,
                  ": unknown parameter for backend 'onnx' (known: graph_optimization_level, "
-                 "intra_op_threads, inter_op_threads, allow_spinning)"));
+                 "intra_op_threads, inter_op_threads, allow_spinning, execution_provider)"));
     }
   }
   return options;
+}
+
+absl::Status CheckExecutionProvider(const OnnxModelOptions& options,
+                                    const std::vector<std::string>& available,
+                                    std::string_view library, const std::string& config_path) {
+  if (options.execution_provider == ExecutionProvider::kCpu) return absl::OkStatus();
+  constexpr std::string_view kCudaProvider = "CUDAExecutionProvider";
+  if (std::find(available.begin(), available.end(), kCudaProvider) == available.end()) {
+    std::string offered;
+    for (const std::string& p : available) offered += StrCat(offered.empty() ? "" : ", ", p);
+    return absl::FailedPreconditionError(StrCat(
+        config_path, ": parameters.execution_provider: cuda: this server's ONNX Runtime ", library,
+        " has no ", kCudaProvider, " (it offers ", offered.empty() ? "none" : offered,
+        "); serve with execution_provider: cpu, or use backend 'torch' on device cuda"));
+  }
+  return absl::UnimplementedError(
+      StrCat(config_path, ": parameters.execution_provider: cuda: ONNX Runtime ", library,
+             " has the CUDA provider, but inferd does not yet place ONNX sessions on a GPU "
+             "(docs/gpu.md)"));
 }
 
 absl::Status CheckOnnxPrecisionAndDevices(const ModelConfig& config,

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/config/model_config.h"
@@ -14,6 +15,9 @@
 namespace inferd {
 
 enum class GraphOptimization { kDisabled, kBasic, kExtended, kAll };
+
+// Which ONNX Runtime execution provider runs the model's graph.
+enum class ExecutionProvider { kCpu, kCuda };
 
 // config.yaml `parameters:` for backend onnx:
 //   graph_optimization_level: disabled|basic|extended|all  (default all: ORT's default)
@@ -24,15 +28,28 @@ enum class GraphOptimization { kDisabled, kBasic, kExtended, kAll };
 //                         and other models' instances need. Measured on the 2-core machine
 //                         under shared load, text_classifier batch 1 with 2 threads: 54 ms
 //                         p50 spinning, 28 ms not.
+//   execution_provider: cpu|cuda  the ONNX Runtime provider that runs the graph (default
+//                         cpu). cuda is refused at load where the ONNX Runtime library has
+//                         no CUDA provider (CheckExecutionProvider), as in this build.
 struct OnnxModelOptions {
   GraphOptimization optimization = GraphOptimization::kAll;
   int intra_op_threads = 0;
   int inter_op_threads = 1;
   bool allow_spinning = false;
+  ExecutionProvider execution_provider = ExecutionProvider::kCpu;
 };
 
 absl::StatusOr<OnnxModelOptions> ParseOnnxModelOptions(const ModelConfig& config,
                                                        const std::string& config_path);
+
+// OK when the provider `options` name can run here. `available` is ONNX Runtime's
+// GetAvailableProviders() ("CPUExecutionProvider", "CUDAExecutionProvider", ...) and
+// `library` its version, both named in the error. cuda where the library has the CUDA
+// provider is refused too (Unimplemented): inferd does not yet place an ONNX session on a
+// GPU, which needs the onnxruntime_gpu libraries and a GPU to test (docs/gpu.md).
+absl::Status CheckExecutionProvider(const OnnxModelOptions& options,
+                                    const std::vector<std::string>& available,
+                                    std::string_view library, const std::string& config_path);
 
 // OK when this build can serve `config.precision` on every device the config names: the
 // library here is ONNX Runtime's CPU build, which runs fp32 and int8 (quantized) graphs; its

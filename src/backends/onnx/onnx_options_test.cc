@@ -66,6 +66,57 @@ TEST(OnnxOptionsTest, RejectsBadValuesNamingTheField) {
               HasSubstr("parameters.freeze: unknown parameter for backend 'onnx'"));
 }
 
+TEST(OnnxOptionsTest, ExecutionProviderIsCpuByDefaultAndParsesCuda) {
+  absl::StatusOr<OnnxModelOptions> defaults = ParseOnnxModelOptions(Config(), kPath);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->execution_provider, ExecutionProvider::kCpu);
+  absl::StatusOr<OnnxModelOptions> cpu =
+      ParseOnnxModelOptions(Config({{"execution_provider", "cpu"}}), kPath);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ(cpu->execution_provider, ExecutionProvider::kCpu);
+  absl::StatusOr<OnnxModelOptions> cuda =
+      ParseOnnxModelOptions(Config({{"execution_provider", "cuda"}}), kPath);
+  ASSERT_TRUE(cuda.ok()) << cuda.status();
+  EXPECT_EQ(cuda->execution_provider, ExecutionProvider::kCuda);
+}
+
+TEST(OnnxOptionsTest, RejectsAnUnknownExecutionProviderAtParse) {
+  for (const char* value : {"tensorrt", "CUDA", "gpu", ""}) {
+    absl::StatusOr<OnnxModelOptions> options =
+        ParseOnnxModelOptions(Config({{"execution_provider", value}}), kPath);
+    ASSERT_FALSE(options.ok()) << value;
+    EXPECT_EQ(options.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(options.status().message(),
+                HasSubstr(std::string("m/config.yaml: parameters.execution_provider: must be cpu "
+                                      "or cuda, got '") +
+                          value + "'"));
+  }
+}
+
+TEST(OnnxOptionsTest, CudaProviderIsRefusedWhereTheLibraryLacksIt) {
+  OnnxModelOptions options;
+  const std::vector<std::string> cpu_build = {"CPUExecutionProvider"};
+  EXPECT_TRUE(CheckExecutionProvider(options, cpu_build, "1.23.2", kPath).ok());
+  options.execution_provider = ExecutionProvider::kCuda;
+  absl::Status status = CheckExecutionProvider(options, cpu_build, "1.23.2", kPath);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(),
+              HasSubstr("m/config.yaml: parameters.execution_provider: cuda: this server's ONNX "
+                        "Runtime 1.23.2 has no CUDAExecutionProvider (it offers "
+                        "CPUExecutionProvider)"));
+  EXPECT_THAT(CheckExecutionProvider(options, {}, "1.23.2", kPath).message(),
+              HasSubstr("(it offers none)"));
+}
+
+TEST(OnnxOptionsTest, CudaProviderIsNotYetServedEvenWhereTheLibraryHasIt) {
+  OnnxModelOptions options;
+  options.execution_provider = ExecutionProvider::kCuda;
+  absl::Status status = CheckExecutionProvider(
+      options, {"CUDAExecutionProvider", "CPUExecutionProvider"}, "1.23.2", kPath);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), HasSubstr("inferd does not yet place ONNX sessions on a GPU"));
+}
+
 TEST(OnnxOptionsTest, ServesFp32AndInt8OnCpuOnly) {
   ModelConfig config = Config();
   EXPECT_TRUE(CheckOnnxPrecisionAndDevices(config, kPath).ok());

@@ -11,6 +11,20 @@ const OrtApi* Api() {
 
 std::string_view LibraryVersion() { return OrtGetApiBase()->GetVersionString(); }
 
+std::vector<std::string> AvailableProviders() {
+  char** names = nullptr;
+  int count = 0;
+  if (OrtStatus* status = Api()->GetAvailableProviders(&names, &count)) {
+    Api()->ReleaseStatus(status);
+    return {};
+  }
+  std::vector<std::string> providers(names, names + count);
+  if (OrtStatus* status = Api()->ReleaseAvailableProviders(names, count)) {
+    Api()->ReleaseStatus(status);
+  }
+  return providers;
+}
+
 absl::Status ToStatus(OrtStatus* status, std::string_view context, absl::StatusCode code) {
   if (status == nullptr) return absl::OkStatus();
   std::string message = StrCat(context, ": ", Api()->GetErrorMessage(status));

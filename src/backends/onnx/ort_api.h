@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -23,6 +24,10 @@ const OrtApi* Api();
 
 // The loaded library's version ("1.23.2").
 std::string_view LibraryVersion();
+
+// The execution providers the loaded library was built with (GetAvailableProviders), e.g.
+// {"CPUExecutionProvider"}; empty when ORT cannot say.
+std::vector<std::string> AvailableProviders();
 
 // Converts and releases `status`: OK for nullptr, else `code` with "<context>: <ORT message>".
 absl::Status ToStatus(OrtStatus* status, std::string_view context,

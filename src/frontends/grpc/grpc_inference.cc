@@ -5,6 +5,9 @@
 #include <string>
 #include <utility>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
 #include "auth/key_ring.h"
 #include "auth/tenant.h"
 #include "common/clock.h"
@@ -73,10 +76,14 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
   }
   (*decoded)->cancelled = std::move(cancelled);
 
-  InferCallbacks callbacks;
-  callbacks.done = [response, recorder, id = std::move(id), received, reply_id = request.id(),
-                    shared_outputs = std::move(shared_outputs),
-                    done = std::move(done)](const ServedModel* model, InferResponse answer) {
+  // The version the request reached, seen from the acquiring thread: a weak reference, so
+  // that no handle is ever released on the model's execution thread (a version's last handle
+  // released there would wait for itself). The execution thread turns it into a handle only
+  // to hand the answer over, and the completion pool releases that.
+  auto reached = std::make_shared<std::weak_ptr<ServedModel>>();
+  auto finish = [response, recorder, id = std::move(id), received, reply_id = request.id(),
+                 shared_outputs = std::move(shared_outputs),
+                 done = std::move(done)](const ServedModel* model, InferResponse answer) mutable {
     if (model != nullptr && answer.status.ok() && !shared_outputs.empty()) {
       answer.status = shared_outputs.WriteAll(answer);
     }
@@ -86,6 +93,27 @@ void SubmitGrpcInference(const GrpcContext& ctx, const inference::ModelInferRequ
     }
     Record(recorder, id, received, model, answer.status, answer.batch_size);
     done(answer.status);
+  };
+  InferCallbacks callbacks;
+  if (ctx.completions != nullptr) {
+    callbacks.acquired = [reached](const ModelHandle& model) { *reached = model; };
+  }
+  callbacks.done = [completions = ctx.completions, reached, finish = std::move(finish)](
+                       const ServedModel* model, InferResponse answer) mutable {
+    // Handed over only while other requests of this model are waiting: then the execution
+    // thread's time is theirs. With none waiting, nothing waits for this thread, and
+    // finishing here saves the hop to the pool, a wake-up on the one-client latency. A
+    // request refused before it reached a version (model null) is answered here too, on the
+    // thread that refused it, a frontend's or the loader's.
+    ModelHandle handle;
+    if (completions != nullptr && model != nullptr && model->in_flight() > 0) {
+      handle = reached->lock();  // null once the version is being destroyed
+    }
+    if (handle == nullptr) return finish(model, std::move(answer));
+    boost::asio::post(*completions, [handle = std::move(handle), finish = std::move(finish),
+                                     answer = std::move(answer)]() mutable {
+      finish(handle.get(), std::move(answer));
+    });
   };
   ctx.inference->Submit(request.model_name(), *version, *std::move(decoded), std::move(callbacks));
 }

@@ -11,12 +11,15 @@
 
 #include "core/backend/infer_request.h"
 #include "frontends/frontend_context.h"
-#include "frontends/http/handlers/static_files.h"
 #include "frontends/http/http_types.h"
 #include "observability/metrics_registry.h"
 #include "observability/recent_errors.h"
 
 namespace inferd {
+
+// Declared, not included: the folder's shared files sit below its handlers
+// (tools/include_graph.py, HTTP_LAYERS).
+class StaticFiles;
 
 struct HandlerContext : FrontendContext {
   // Observability endpoints (each may be null: the endpoint then says it is not available).

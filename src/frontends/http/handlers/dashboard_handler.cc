@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "frontends/http/handlers/generation_stats.h"
 #include "frontends/http/handlers/index_row.h"
+#include "frontends/http/handlers/static_files.h"
 
 namespace inferd {
 namespace {

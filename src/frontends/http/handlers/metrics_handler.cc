@@ -1,6 +1,7 @@
 #include "frontends/http/handlers/metrics_handler.h"
 
 #include "observability/generation_metrics.h"
+#include "observability/gpu_metrics.h"
 
 namespace inferd {
 
@@ -9,6 +10,7 @@ HttpReply HandleMetrics(const HandlerContext& ctx) {
   HttpReply reply;
   reply.body = ctx.metrics->ScrapeText(ctx.models);
   if (ctx.models != nullptr) reply.body += GenerationMetricsText(*ctx.models);
+  reply.body += ProcessGpuMetricsText();
   reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
   return reply;
 }
