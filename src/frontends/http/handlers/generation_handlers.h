@@ -3,6 +3,9 @@
 // /v2/models/M/generate and generate_stream. None blocks the I/O thread on a model: the model is
 // acquired (and loaded when lazy or evicted) on the manager's threads, tokens arrive on the model's
 // decode thread, and replies and stream events are written by the connection's I/O thread.
+// Encoding: a whole reply on the I/O thread (Responder::Defer); a streamed event's chunk (a few
+// hundred bytes) on the decode thread, which posts it to the connection's strand. Moving that to
+// the strand too is not done (docs/inference-path.md, "Which thread does what").
 #ifndef INFERD_FRONTENDS_HTTP_HANDLERS_GENERATION_HANDLERS_H_
 #define INFERD_FRONTENDS_HTTP_HANDLERS_GENERATION_HANDLERS_H_
 
