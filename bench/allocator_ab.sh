@@ -33,7 +33,9 @@ if [ ! -x "$glibc_bin" ]; then
   glibc_bin=build-glibc/inferd
 fi
 
-RESULT="${RESULT:-bench/results/$(date -u +%F)-allocator-b$batch}" \
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 bench/result_file.py target "allocator-b$batch" "${RESULT:-}")" || exit 2
+RESULT="$result" \
 TITLE="Allocator: jemalloc (decay off, as inferd ships), jemalloc's default decay, glibc malloc; batch $batch" \
 COMMAND_LINE="bench/allocator_ab.sh $rounds $seconds $batch (INFERD_BINARY=$bin, INFERD_GLIBC_BINARY=$glibc_bin)" \
   exec bench/binary_ab.sh "$rounds" "$seconds" "$batch" "jemalloc|$bin" \

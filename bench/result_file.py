@@ -17,9 +17,11 @@ the rules every writer keeps (bench/README.md, "Kept runs"):
     python3 bench/result_file.py load                  # prints `uptime`'s load average
     python3 bench/result_file.py meta BINARY CMD LOAD_BEFORE LOAD_AFTER > meta.json
     python3 bench/result_file.py target NAME [RESULT]  # refuses a dirty tree; prints the stem
+    python3 bench/result_file.py stem DIR NAME         # the same in DIR (checked if bench/results)
     python3 bench/result_file.py check-clean [PATH]    # exit 2 when PATH is under bench/results
                                                        # and the tree has uncommitted changes
     python3 bench/result_file.py machine               # what machine() records, as JSON
+    python3 bench/result_file.py describe              # the same in words
 
 and, from a script's embedded Python: `import result_file; result_file.header(meta)`.
 """
@@ -173,11 +175,16 @@ def machine() -> dict:
             "kernel": platform.release()}
 
 
+def describe_machine(m: Optional[dict] = None) -> str:
+    """What machine() recorded, in words."""
+    m = m or machine()
+    return (f"{m['cpu_model']}; {m['cores_available']} of {m['cpus_online']} CPUs available "
+            f"to the run; cgroup CPU quota: {m['cgroup_cpu_quota']}; Linux {m['kernel']}")
+
+
 def machine_line(m: dict) -> str:
     """One Markdown list item naming what machine() recorded."""
-    return (f"- machine: {m['cpu_model']}; {m['cores_available']} of {m['cpus_online']} CPUs "
-            f"available to the run; cgroup CPU quota: {m['cgroup_cpu_quota']}; "
-            f"Linux {m['kernel']}")
+    return f"- machine: {describe_machine(m)}"
 
 
 def binary_info(path: str) -> dict:
@@ -289,8 +296,14 @@ def main(argv: List[str]) -> int:
     if argv[:1] == ["machine"]:
         print(json.dumps(machine()))
         return 0
+    if argv[:1] == ["describe"]:
+        print(describe_machine())
+        return 0
     if argv[:1] == ["check-clean"] and len(argv) <= 2:
         require_clean_tree(Path(argv[1]) if len(argv) == 2 else RESULTS)
+        return 0
+    if argv[:1] == ["stem"] and len(argv) == 3:
+        print(new_stem(Path(argv[1]), argv[2]))
         return 0
     if argv[:1] == ["target"] and len(argv) in (2, 3):
         if len(argv) == 3 and argv[2]:
