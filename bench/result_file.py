@@ -89,18 +89,26 @@ def _under(path: Path, folder: Path) -> bool:
         return False
 
 
+# Set once this process has passed require_clean_tree: new_stem, called when a run writes
+# (often long after it started), does not check again, so an edit made during a long run does
+# not throw the run away; the header's commit (commit_of) then says "+ uncommitted changes".
+_checked_clean = False
+
+
 def require_clean_tree(target: Path = RESULTS) -> None:
     """Before measuring: exits 2, naming the changed files, when `target` (where the run will
     write) is under this repository's bench/results/ and tracked files have uncommitted
     changes, or when the repository is not a git tree (its commit could not be named). A
     target elsewhere (a try-out in /tmp) is not checked: nothing outside bench/results/ is
     quoted by the docs."""
+    global _checked_clean
     if not _under(Path(target), RESULTS):
         return
     changed = changed_files(ROOT)
     if changed is None:
         refuse(f"refusing to write {target}: {ROOT} is not a git tree, so the run could not "
                f"name the commit it measured")
+    _checked_clean = not changed
     if changed:
         refuse(f"refusing to measure into {target}: the tree has uncommitted changes to "
                f"tracked files: {', '.join(changed)}. Commit them (a kept run names the commit "
@@ -223,9 +231,10 @@ def header(m: dict) -> List[str]:
 def new_stem(out_dir: Path, name: str) -> Path:
     """out_dir/<today (UTC)>-<name>, or -2, -3, ... when a file of that stem exists (any
     extension): a result file is never overwritten. Refuses a dirty tree when out_dir is
-    bench/results/ (require_clean_tree)."""
+    bench/results/ (require_clean_tree), unless this process checked before measuring."""
     out_dir = Path(out_dir)
-    require_clean_tree(out_dir)
+    if not _checked_clean:
+        require_clean_tree(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     stem, n = out_dir / f"{today}-{name}", 1
