@@ -112,8 +112,8 @@ def require_clean_tree(target: Path = RESULTS) -> None:
     if changed:
         refuse(f"refusing to measure into {target}: the tree has uncommitted changes to "
                f"tracked files: {', '.join(changed)}. Commit them (a kept run names the commit "
-               f"it measured), or write elsewhere (--out-dir/RESULT outside bench/results/) to "
-               f"try the script out")
+               f"it measured), or, to try the script out, point its output outside bench/results/ "
+               f"where it takes one (--out-dir, --out, --result, RESULT=)")
 
 
 def refuse(message: str) -> None:
