@@ -147,7 +147,8 @@ def _llm_table() -> List[str]:
     before, after = (", ".join(f"{x:.1f}" for x in run[key]) for key in ("load_before", "load_after"))
     rows += ["", f"SmolLM2-135M Q4_1, {run['threads']} threads, {run['output_tokens']} greedy "
              f"output tokens, streamed /v1/completions, one run; load average (1, 5, 15 min) "
-             f"before {before}, after {after}. Goals met and missed: [{stem}.md](RESULTS/{stem}.md)."]
+             f"before {before}, after {after}. Goals met and missed: "
+             f"[{stem}.md](RESULTS/{stem}.md)."]
     earlier = result_file.earlier_runs_line(LLM_KIND, "RESULTS")
     return rows + (["", earlier] if earlier else [])
 

@@ -29,7 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from inferd_harness import DEMO_MODEL_NAMES, DEMO_MODELS, INFERD_BINARY, InferdServer, sample_request  # noqa: E402
+from inferd_harness import (DEMO_MODEL_NAMES, DEMO_MODELS, INFERD_BINARY,  # noqa: E402
+                            InferdServer, sample_request)
 sys.path.insert(0, str(ROOT / "bench"))
 import result_file  # noqa: E402
 

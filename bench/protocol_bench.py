@@ -109,7 +109,8 @@ def main() -> int:
         server.stop()
     for model in models:  # with the server stopped: the engine alone on the cores
         engines[model] = engine_p50_us(model)
-    meta = result_file.meta([str(INFERD_BINARY)], "bench/protocol_bench.py " + " ".join(sys.argv[1:]),
+    meta = result_file.meta([str(INFERD_BINARY)],
+                            "bench/protocol_bench.py " + " ".join(sys.argv[1:]),
                             load_before, result_file.load())
 
     date = datetime.date.today().isoformat()

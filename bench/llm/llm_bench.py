@@ -11,8 +11,9 @@ each driven by 1, 4 and 16 concurrent clients streaming /v1/completions, and a m
 (long prompts arriving while short completions decode) for inferd and llama-server, whose p99
 time to first token is compared. Writes a new bench/results/<date>-llm[-N].md (and .json)
 itself, never over an earlier run (bench/results/llm.md is the first), with the goals of issue
-15 marked met or missed; refuses to measure on a tree with uncommitted changes. llama-server and llama-batched-bench come from
-bench/llm/build-llama-tools (the same llama.cpp release inferd links).
+15 marked met or missed; refuses to measure on a tree with uncommitted changes. llama-server
+and llama-batched-bench come from bench/llm/build-llama-tools (the same llama.cpp release
+inferd links).
 
     bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py
 """

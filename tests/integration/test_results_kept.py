@@ -107,7 +107,8 @@ def test_the_history_check_names_a_rewritten_file(tmp_path):
     renamed = _commit(repo, "rename one")
     found = rewritten_results(repo, start)
     assert len(found) == 3, found
-    assert any(f.startswith(f"{modified} M bench/results/2026-12-01-run.json") for f in found), found
+    assert any(f.startswith(f"{modified} M bench/results/2026-12-01-run.json")
+               for f in found), found
     assert any(f.startswith(f"{deleted} D bench/results/old.md") for f in found), found
     assert any(f.startswith(f"{renamed} R bench/results/moved.md -> bench/results/renamed.md")
                for f in found), found
@@ -132,7 +133,8 @@ def test_a_writer_refuses_a_dirty_tree(tmp_path):
     refused = run()
     assert refused.returncode == 2, refused
     assert "uncommitted changes" in refused.stderr and "README.md" in refused.stderr, refused.stderr
-    assert not (repo / "bench" / "results").exists() or not any((repo / "bench" / "results").iterdir())
+    kept = repo / "bench" / "results"
+    assert not kept.exists() or not any(kept.iterdir()), "a refused run wrote a file"
 
     _git(repo, "checkout", "README.md")
     (repo / "notes.txt").write_text("untracked: does not count\n")
