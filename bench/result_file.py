@@ -81,6 +81,11 @@ def changed_files(directory: Path = ROOT) -> Optional[List[str]]:
     return [line[3:] for line in out.stdout.splitlines() if line.strip()]
 
 
+def kept(path: Path) -> bool:
+    """Whether `path` is under this repository's bench/results/ (a kept result)."""
+    return _under(Path(path), RESULTS)
+
+
 def _under(path: Path, folder: Path) -> bool:
     try:
         Path(os.path.abspath(path)).relative_to(os.path.abspath(folder))
