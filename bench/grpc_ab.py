@@ -106,6 +106,7 @@ def main() -> int:
     args = parser.parse_args()
     binaries = {"baseline": args.baseline, "candidate": args.candidate}
 
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     load_before = result_file.load()
     runs: dict[str, list[dict]] = {name: [] for name in binaries}
     with tempfile.TemporaryDirectory() as work:
@@ -160,9 +161,9 @@ def main() -> int:
         verdict_load = "met" if cell["grpc_c64_qps"] >= cell["http_c64_qps"] else "missed"
         lines.append(f"\n{name}: ModelInfer within 100 µs of an empty RPC: {verdict_latency}; "
                      f"gRPC at 64 at least binary HTTP: {verdict_load}.")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
-    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
+    stem = result_file.new_stem(args.out_dir, args.name)  # never over a kept file
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".json").write_text(json.dumps(
         {"meta": meta, "runs": runs, "medians": medians}, indent=2) + "\n")
     print("\n".join(lines))
     return 0

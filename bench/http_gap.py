@@ -25,7 +25,8 @@ nginx cell with the same body), then the median and the spread over rounds.
 
     .venv/bin/python bench/http_gap.py --rounds 5 --duration 5
 
-Writes bench/results/<date>-http-gap.md and .json (never over an existing file).
+Writes bench/results/<date>-http-gap.md and .json (never over an existing file; refused on a
+tree with uncommitted changes).
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def main() -> int:
     repo = tmp / "repo"
     repo.mkdir()
     shutil.copytree(DEMO_MODELS / MODEL, repo / MODEL)
+    result_file.require_clean_tree(result_file.RESULTS)  # a kept run measures a committed tree
     load_before = result_file.load()
 
     nginx_port = 18650
