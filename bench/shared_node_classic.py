@@ -80,6 +80,7 @@ def main() -> int:
     p.add_argument("--name", default="shared-node-classic")
     args = p.parse_args()
     variants = [tuple(v.split("=", 1)) for v in args.variants]
+    result_file.require_clean_tree(result_file.RESULTS)  # a kept run measures a committed tree
     tmp = Path(tempfile.mkdtemp(prefix="shared-node-classic-"))
     body_files = {m: bodies.write_body(str(tmp), m, bodies.make_body(str(DEMO_MODELS), m))
                   for m in MODELS}
