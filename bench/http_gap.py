@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 import nginx_ceiling  # noqa: E402
 import result_file  # noqa: E402
+import thread_profile  # noqa: E402
 from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
 
 MODEL = "mlp_scorer"
@@ -58,46 +59,6 @@ LUA = ROOT / "bench" / "predict.lua"
 CELLS = ("nginx-json", "nginx-binary", "predict", "kserve-json", "kserve-binary")
 GOALS = {"predict": 0.6, "kserve-json": 0.6, "kserve-binary": 0.8}
 NGINX_FOR = {"predict": "nginx-json", "kserve-json": "nginx-json", "kserve-binary": "nginx-binary"}
-
-
-def thread_group(comm: str) -> str:
-    """What a thread does, from the name inferd (or the library that made it) gave it."""
-    if comm.startswith("http-io"):
-        return "HTTP I/O threads"
-    if comm.startswith(MODEL):
-        return "execution thread"
-    if comm.startswith("nginx"):
-        return "nginx worker"
-    if comm == "inferd":
-        return "main + LibTorch intra-op team"
-    return "other (gRPC, timers, log)"
-
-
-def schedstat(pid: int) -> dict:
-    """{tid: (comm, cpu_ns, runqueue_wait_ns, timeslices)} for every thread of pid."""
-    out = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            comm = (task / "comm").read_text().strip()
-            cpu, wait, slices = (int(v) for v in (task / "schedstat").read_text().split())
-        except (OSError, ValueError):
-            continue
-        out[task.name] = (comm, cpu, wait, slices)
-    return out
-
-
-def profile(before: dict, after: dict, requests: int) -> dict:
-    """Per-request CPU µs, run-queue wait µs and timeslices by thread group."""
-    groups: dict = {}
-    for tid, (comm, cpu, wait, slices) in after.items():
-        c0, w0, s0 = before.get(tid, (comm, 0, 0, 0))[1:]
-        g = groups.setdefault(thread_group(comm), [0, 0, 0])
-        g[0] += cpu - c0
-        g[1] += wait - w0
-        g[2] += slices - s0
-    n = max(requests, 1)
-    return {name: {"cpu_us": round(v[0] / n / 1e3, 3), "wait_us": round(v[1] / n / 1e3, 3),
-                   "timeslices": round(v[2] / n, 4)} for name, v in sorted(groups.items())}
 
 
 def model_stats(port: int) -> dict:
@@ -198,10 +159,12 @@ def main() -> int:
                 url, body, pid = urls[cell]
                 run_wrk(url, body, args.connections, 1)  # warm-up
                 stats0 = model_stats(server.port) if pid == server.proc.pid else None
-                before = schedstat(pid)
+                before = thread_profile.snapshot(pid)
                 result = run_wrk(url, body, args.connections, args.duration)
-                after = schedstat(pid)
-                entry = {"wrk": result, "profile": profile(before, after, result["requests"])}
+                after = thread_profile.snapshot(pid)
+                entry = {"wrk": result, "profile": thread_profile.profile(
+                    before, after, result["requests"],
+                    lambda comm: thread_profile.inferd_thread_group(comm, MODEL))}
                 if stats0 is not None:
                     stats1 = model_stats(server.port)
                     d = {k: stats1[k] - stats0[k] for k in stats1}
