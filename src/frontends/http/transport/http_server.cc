@@ -136,8 +136,17 @@ class HttpServer::Impl {
     return absl::OkStatus();
   }
 
+  // The executor of a new connection's handlers. With one I/O thread they run one at a time
+  // already, so the connection needs no strand (a strand adds a lock and a queue hop to every
+  // handler, and the posts from execution threads go through it); with more I/O threads a
+  // strand per connection keeps its handlers from running at once.
+  asio::any_io_executor ConnectionExecutor() {
+    if (options_.io_threads == 1) return io_.get_executor();
+    return asio::make_strand(io_);
+  }
+
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(io_),
+    acceptor_.async_accept(ConnectionExecutor(),
                            [this](boost::system::error_code ec, tcp::socket socket) {
                              if (ec == asio::error::operation_aborted || !acceptor_.is_open())
                                return;
@@ -208,7 +217,8 @@ class HttpServer::Impl {
 
   const HttpServerOptions options_;
   std::optional<asio::ssl::context> tls_;
-  asio::io_context io_;
+  // The concurrency hint lets a single I/O thread queue its own handlers without the lock.
+  asio::io_context io_{std::max(1, options_.io_threads)};
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_guard_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_retry_{io_};

@@ -1,9 +1,10 @@
 // One client connection: reads requests, hands them to the router, writes the replies.
 //
-// A session lives on its own strand, so its handlers never run concurrently; replies from
-// execution threads are posted onto that strand. Requests on one connection are answered in
-// order: the next request is read only after the previous reply is written (HTTP/1.1
-// without pipelining, as every mainstream client behaves).
+// A session's handlers never run concurrently: they run on its own strand, or, with one I/O
+// thread, on that thread (HttpServer's ConnectionExecutor); replies from execution threads are
+// posted onto that executor ("the strand" below means whichever of the two it is). Requests on one
+// connection are answered in order: the next request is read only after the previous reply is
+// written (HTTP/1.1 without pipelining, as every mainstream client behaves).
 #ifndef INFERD_FRONTENDS_HTTP_TRANSPORT_HTTP_SESSION_H_
 #define INFERD_FRONTENDS_HTTP_TRANSPORT_HTTP_SESSION_H_
 
