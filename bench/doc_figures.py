@@ -67,9 +67,16 @@ def _inferd_over(run: dict, model: str, peer: str = "triton") -> Dict[Tuple[str,
     return out
 
 
-def _range(run: dict, model: str) -> Tuple[float, float]:
-    ratios = [r for r, _, _ in _inferd_over(run, model).values()]
+def _range(run: dict, model: str, peer: str = "triton") -> Tuple[float, float]:
+    ratios = [r for r, _, _ in _inferd_over(run, model, peer).values()]
     return min(ratios), max(ratios)
+
+
+def _bentoml_run(run: dict) -> Tuple:
+    """inferd over BentoML, TorchServe and LitServe on mlp_scorer (min-max), then the load."""
+    return (*_range(run, "mlp_scorer", "bentoml"), *_range(run, "mlp_scorer", "torchserve"),
+            *_range(run, "mlp_scorer", "litserve"), run["loadavg"]["start"][0],
+            run["loadavg"]["end"][0])
 
 
 def _closest(run: dict, model: str) -> Tuple[float, float]:
@@ -189,6 +196,7 @@ def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
 PEERS = "peers.json"
 TRITON3 = "peers-vs-triton.json"
 XEON = "2026-12-04-peers-vs-triton-xeon.json"
+BENTOML = "2026-12-06-peers-bentoml.json"
 XEON_EARLIER = "git:df3ea7e:bench/results/peers.json"
 GRPC_AA = "2026-12-04-2026-12-04-grpc-a-a-xeon.json"
 ACCESS_LOG = "2026-12-04-2026-12-04-grpc-batched-access-log.json"
@@ -205,7 +213,16 @@ RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'infe
 
 FIGURES: List[Figure] = [
     Figure("README.md", "inferd serves the small model at {:.2g}-{:.2g}× Triton's (Python "
-           "backend) rate", PEERS, lambda r: _range(r, "mlp_scorer"), f"mlp_scorer: {RATIO}"),
+           "backend, dynamic batching with a 1 ms queue delay) rate", PEERS,
+           lambda r: _range(r, "mlp_scorer"), f"mlp_scorer: {RATIO}"),
+    Figure("README.md", "inferd's demo config served {:.2g}-{:.2g}× BentoML's requests/s "
+           "({:.2g}-{:.2g}× TorchServe's, {:.2g}-{:.2g}× LitServe's) at a load average of "
+           "{:.1f}-{:.1f}", BENTOML, _bentoml_run,
+           "mlp_scorer: " + RATIO.replace("'triton'", "'bentoml' / 'torchserve' / 'litserve'")
+           + "; loadavg.start[0], .end[0]"),
+    Figure("docs/benchmarks.md", "inferd's demo config served {:.2g}-{:.2g}× BentoML's "
+           "requests/s ({:.2g}-{:.2g}× TorchServe's, {:.2g}-{:.2g}× LitServe's) at a load "
+           "average of {:.1f}-{:.1f}", BENTOML, _bentoml_run, "as the README's"),
     Figure("README.md", "and resnet18 at {:.2f}-{:.2f}×;", PEERS,
            lambda r: _range(r, "resnet18"), f"resnet18: {RATIO}"),
     Figure("README.md", "on text_classifier it is at {:.2f}-{:.2f}×, behind Triton", PEERS,

@@ -90,8 +90,9 @@ def table(cells: List[dict], model: str, client: str, concurrency: List[int],
           peers: List[str], names: Dict[str, str]) -> List[str]:
     by = {(c["concurrency"], c["peer"]): c for c in cells
           if c["model"] == model and c["client"] == client}
-    rows = ["| clients | server | req/s | p50 ms | p99 ms | errors | server CPU ms/req "
-            "| ÷ inferd | ÷ inferd auto_tune |", "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| clients | server | req/s | rounds' req/s | p50 ms | p99 ms | errors "
+            "| server CPU ms/req | ÷ inferd | ÷ inferd auto_tune |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for c in concurrency:
         base = (by.get((c, "inferd")) or {}).get("summary")
         tuned = (by.get((c, "inferd-autotune")) or {}).get("summary")
@@ -103,9 +104,12 @@ def table(cells: List[dict], model: str, client: str, concurrency: List[int],
             head = f"| {c} | {names[peer]} "
             if s is None:
                 why = (cell["errors"] or ["no run"])[0].splitlines()[0][:150]
-                rows.append(head + f"| failed: {why} | | | | | | |")
+                rows.append(head + f"| failed: {why} | | | | | | | |")
                 continue
-            rows.append(head + f"| {s['qps']:.1f} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} "
+            spread = sorted(r["qps"] for r in cell["runs"] if r.get("qps") is not None)
+            rounds = (f"{spread[0]:.1f}–{spread[-1]:.1f}" if len(spread) > 1 else "one round")
+            rows.append(head + f"| {s['qps']:.1f} | {rounds} | {s['p50_ms']:.2f} "
+                        f"| {s['p99_ms']:.2f} "
                         f"| {s['errors']} / {s['requests'] or '?'} | {_fmt(s['cpu_ms'], '.3f')} "
                         f"| {_ratio(s['qps'], base)} | {_ratio(s['qps'], tuned)} |")
     return rows
@@ -150,6 +154,8 @@ def markdown(rep: dict, name: str) -> str:
              "(from /proc) from the start of a run until it is idle again, over the requests it "
              "served (Δinference_count from its statistics for inferd and Triton, the client's "
              "count for the others)",
+             "- rounds' req/s: the lowest and highest of the rounds the median is taken over "
+             "(the spread: a ratio smaller than it says nothing)",
              "- ÷ inferd: the server's req/s over inferd's (demo config) at the same model, "
              "client and concurrency; ÷ inferd auto_tune likewise against the tuned config", ""]
     if rep.get("inferd_binary"):
