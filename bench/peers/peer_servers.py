@@ -17,7 +17,10 @@ TorchScript), one instance / replica / worker, with the peer's own dynamic batch
                       `batchSize`/`maxBatchDelay`;
   * bentoml         — BentoML 1.4.40, apps/bentoml_app.py started with `bentoml serve`,
                       `@bentoml.api(batchable=True, max_batch_size, max_latency_ms)`
-                      (its adaptive batching), one worker.
+                      (its adaptive batching), one worker;
+  * kserve          — KServe 0.21.0's Python model server, apps/kserve_app.py (a
+                      `kserve.Model` under `kserve.ModelServer`), no batching: KServe
+                      batches in its agent sidecar under Kubernetes, not in this server.
 
 inferd and Triton speak KServe v2 (HTTP and gRPC) natively. Ray Serve, LitServe,
 TorchServe and BentoML have no KServe v2 front: the apps give them a route that takes the
@@ -55,7 +58,8 @@ import bodies  # noqa: E402
 import servers  # noqa: E402
 
 HOST = "127.0.0.1"
-ALL = ("inferd", "inferd-autotune", "triton", "ray", "litserve", "torchserve", "bentoml")
+ALL = ("inferd", "inferd-autotune", "triton", "ray", "litserve", "torchserve", "bentoml",
+       "kserve")
 KSERVE_NATIVE = ("inferd", "inferd-autotune", "triton")
 
 FRONTS = {
@@ -73,6 +77,9 @@ FRONTS = {
                "that API's return value, a JSON array of the output tensors, not KServe's "
                "{\"outputs\": [...]} object (a batchable API answers its slice of a list); "
                "no metadata/config endpoints, no gRPC",
+    "kserve": "KServe v2 over HTTP, its own (POST /v2/models/M/infer, model metadata); not "
+              "Triton's model config endpoint that perf_analyzer reads first, so wrk only; its "
+              "gRPC front off here; listens on 0.0.0.0 (ModelServer has no host option)",
 }
 
 # BentoML's max_latency_ms is not a queue delay like the others' 1 ms: its dispatcher learns
@@ -228,7 +235,7 @@ def make_triton(spec: ModelSpec, args, work_dir: str) -> Peer:
                 env=env, config=text)
 
 
-# --- Ray Serve and LitServe ----------------------------------------------------------------
+# --- Ray Serve, LitServe and KServe ----------------------------------------------------------------
 
 def make_python_app(name: str, spec: ModelSpec, work_dir: str) -> Peer:
     port = servers.free_port()
@@ -240,6 +247,9 @@ def make_python_app(name: str, spec: ModelSpec, work_dir: str) -> Peer:
     config = (f"@serve.batch(max_batch_size={spec.max_batch}, batch_wait_timeout_s="
               f"{spec.delay_us / 1e6:g}), num_replicas=1, max_ongoing_requests=1000 (Ray's default "
               "of 5 per replica would cap a batch at 5)" if name == "ray" else
+              "kserve.ModelServer(workers=1, enable_grpc=False), the rest its defaults; no "
+              "batching (KServe batches in its agent sidecar under Kubernetes, not in the model "
+              "server)" if name == "kserve" else
               f"LitAPI(max_batch_size={spec.max_batch}, batch_timeout={spec.delay_us / 1e6:g}), "
               "workers_per_device=1")
     return Peer(name, spec.name, command, os.path.join(work_dir, f"{name}-{spec.name}.log"),
@@ -298,7 +308,7 @@ def make(name: str, spec: ModelSpec, args, work_dir: str) -> Peer:
         return make_inferd(name, spec, args, work_dir)
     if name == "triton":
         return make_triton(spec, args, work_dir)
-    if name in ("ray", "litserve"):
+    if name in ("ray", "litserve", "kserve"):
         return make_python_app(name, spec, work_dir)
     if name == "torchserve":
         return make_torchserve(spec, work_dir)

@@ -14,7 +14,8 @@ from typing import Dict, List, Optional
 LABELS = {"inferd": "inferd (demo config)",
           "inferd-autotune": "inferd (auto_tune, 1 intra-op thread)",
           "triton": "Triton 2.51 (Python backend)", "ray": "Ray Serve", "litserve": "LitServe",
-          "torchserve": "TorchServe 0.12", "bentoml": "BentoML 1.4.40"}
+          "torchserve": "TorchServe 0.12", "bentoml": "BentoML 1.4.40",
+          "kserve": "KServe 0.21.0"}
 # What a stronger configuration of a peer would be, where it cannot run here: said in every
 # report that measures the peer, so no ratio against it reads as the peer at its best.
 NOT_HERE = {
@@ -23,6 +24,9 @@ NOT_HERE = {
               "from PyPI here (nvidia-pytriton 0.7.0 ships the Python backend only): every "
               "Triton figure is its Python backend, torch.jit inside triton_python_backend_stub "
               "(apps/triton_model.py).",
+    "kserve": "KServe's batching, its agent sidecar (an InferenceService's `batcher: "
+              "{maxBatchSize, maxLatency}`), runs only under Kubernetes: every KServe figure is "
+              "its Python model server answering each request with its own forward pass.",
 }
 CLIENT_LABELS = {"wrk-json": "wrk, KServe v2 JSON body",
                  "pa-http": "perf_analyzer, HTTP binary tensors",
@@ -69,6 +73,9 @@ def ran(rep: dict, model: str, peer: str) -> str:
         return (f"BentoML {_pin(rep, peer, 'bentoml', '?')}, adaptive batching (max_batch_size "
                 f"{batch}, max_latency_ms {found.group(1) if found else '?'}; the wait learned), "
                 "1 worker")
+    if peer == "kserve":
+        return (f"KServe {_pin(rep, peer, 'kserve', '?')} Python model server (kserve.Model), "
+                "no batching (KServe's batcher is a Kubernetes sidecar), 1 worker")
     return LABELS.get(peer, peer)
 
 
@@ -204,7 +211,7 @@ def markdown(rep: dict, name: str) -> str:
     for peer, pins in rep["versions"].items():
         key = [p for p in pins if p.split("==")[0].lower() in
                ("nvidia-pytriton", "ray", "litserve", "torchserve", "torch-model-archiver",
-                "bentoml", "torch", "numpy", "fastapi", "uvicorn")]
+                "bentoml", "kserve", "torch", "numpy", "fastapi", "uvicorn")]
         lines.append(f"- {LABELS[peer]}: {', '.join(key)} (all pins: "
                      f"bench/peers/requirements-{peer}.txt)")
     lines.append("")

@@ -25,7 +25,7 @@ def _run_record(tmp_path) -> dict:
     configs = {"mlp_scorer/inferd": "backend: torch\nmax_batch_size: 32\n",
                "mlp_scorer/triton": ps.triton_config(SPEC),
                "mlp_scorer/bentoml": ps.make_bentoml(SPEC, str(tmp_path)).config}
-    for name in ("ray", "litserve"):
+    for name in ("ray", "litserve", "kserve"):
         configs[f"mlp_scorer/{name}"] = ps.make_python_app(name, SPEC, str(tmp_path)).config
     cells = [{"model": "mlp_scorer", "client": "wrk-json", "concurrency": 8, "peer": peer,
               "runs": [{"qps": 90.0}, {"qps": 100.0}, {"qps": 120.0}], "errors": [],
@@ -53,7 +53,7 @@ def test_every_row_names_what_its_server_ran(tmp_path):
     for peer in ps.ALL:
         label = peers_report.ran(rep, "mlp_scorer", peer)
         assert "?" not in label, label  # every setting found in the run's own record
-        assert ("32" in label) or peer == "inferd-autotune", label  # the batch it could form
+        assert ("32" in label) or peer in ("inferd-autotune", "kserve"), label  # its batch
     assert all("| 100.0 | 90.0–120.0 |" in found[0] for found in rows.values())  # the spread
     assert "Python backend" in peers_report.ran(rep, "mlp_scorer", "triton")
     assert "max_queue_delay 1000 µs" in peers_report.ran(rep, "mlp_scorer", "triton")
@@ -62,6 +62,8 @@ def test_every_row_names_what_its_server_ran(tmp_path):
     assert f"max_latency_ms {ps.BENTOML_MAX_LATENCY_MS}" in bento and "1 worker" in bento
     # The stronger Triton that cannot run here is named wherever Triton is measured.
     assert "LibTorch" in text and "ONNX Runtime" in text
+    assert "no batching" in peers_report.ran(rep, "mlp_scorer", "kserve")
+    assert "agent sidecar" in text  # KServe's batcher, which cannot run here
     rep["settings"]["peers"] = ["inferd", "bentoml"]
     assert "LibTorch" not in peers_report.markdown(rep, "peers")
 
