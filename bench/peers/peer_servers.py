@@ -22,12 +22,12 @@ TorchScript), one instance / replica / worker, with the peer's own dynamic batch
                       `kserve.Model` under `kserve.ModelServer`), no batching: KServe
                       batches in its agent sidecar under Kubernetes, not in this server.
 
-inferd and Triton speak KServe v2 (HTTP and gRPC) natively. Ray Serve, LitServe,
-TorchServe and BentoML have no KServe v2 front: the apps give them a route that takes the
-same KServe v2 JSON body (TorchServe on its own `/predictions/<model>` path), so wrk sends
-the same bytes to all (BentoML answers with a JSON array of the output tensors, FRONTS);
-perf_analyzer, which needs the model metadata and config endpoints, drives only the two
-that speak the protocol.
+inferd and Triton speak KServe v2 (HTTP and gRPC) natively, and so does KServe's model
+server over HTTP. Ray Serve, LitServe, TorchServe and BentoML have no KServe v2 front: the
+apps give them a route that takes the same KServe v2 JSON body (TorchServe on its own
+`/predictions/<model>` path), so wrk sends the same bytes to all (BentoML answers with a
+JSON array of the output tensors, FRONTS). perf_analyzer, which needs the model metadata
+and Triton's model config endpoint, drives only inferd and Triton (KSERVE_NATIVE).
 
 A server runs in its own session; its CPU time is the sum over every process in that
 session and their descendants in sessions of their own (Ray's raylet, GCS and replica

@@ -1,5 +1,6 @@
 """inferd side by side with the servers users would pick instead: Triton, Ray Serve, LitServe,
-TorchServe and BentoML, on the same demo models, driven by the same clients, in one run.
+TorchServe, BentoML and KServe's model server, on the same demo models, driven by the same
+clients, in one run.
 
   bench/peers/run                                 # setup (idempotent), then this, defaults
   .venv/bin/python bench/peers/peers_bench.py --duration 3 --models mlp_scorer --out-dir /tmp/p
