@@ -25,6 +25,8 @@ bin="$(realpath "${INFERD_BINARY:-build/inferd}")"
 glibc_bin="${INFERD_GLIBC_BINARY:-build-glibc/inferd}"
 default_decay="dirty_decay_ms:10000,muzzy_decay_ms:0"
 
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 bench/result_file.py target "allocator-b$batch" "${RESULT:-}")" || exit 2
 if [ ! -x "$glibc_bin" ]; then
   torch_dir="$(.venv/bin/python -c 'import torch, os; print(os.path.dirname(torch.__file__))')"
   cmake -S . -B build-glibc -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERD_USE_JEMALLOC=OFF \
@@ -33,7 +35,7 @@ if [ ! -x "$glibc_bin" ]; then
   glibc_bin=build-glibc/inferd
 fi
 
-RESULT="${RESULT:-bench/results/$(date -u +%F)-allocator-b$batch}" \
+RESULT="$result" \
 TITLE="Allocator: jemalloc (decay off, as inferd ships), jemalloc's default decay, glibc malloc; batch $batch" \
 COMMAND_LINE="bench/allocator_ab.sh $rounds $seconds $batch (INFERD_BINARY=$bin, INFERD_GLIBC_BINARY=$glibc_bin)" \
   exec bench/binary_ab.sh "$rounds" "$seconds" "$batch" "jemalloc|$bin" \

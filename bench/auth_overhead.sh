@@ -16,7 +16,8 @@ root="$(cd "$here/.." && pwd)"
 [ "$#" -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
 BASE="$(realpath "$1")"; ROUNDS="${2:-5}"; SECS="${3:-5}"
 NEW="$(realpath "${INFERD_BINARY:-$root/build/inferd}")"
-result="${RESULT:-$root/bench/results/$(date -u +%F)-auth-overhead}"
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 "$root/bench/result_file.py" target auth-overhead "${RESULT:-}")" || exit 2
 command_line="bench/auth_overhead.sh $BASE $ROUNDS $SECS (INFERD_BINARY=$NEW)"
 export WORK="${WORK:-/tmp/inferd-auth-bench}"; PORT="${PORT:-18190}"
 "$here/cost/make_repo.sh"

@@ -257,6 +257,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         args.nginx_mode = nginx_ceiling.pick_mode(args.nginx_mode)
     if args.engine_preload == "auto":
         args.engine_preload = servers.linked_allocator(args.inferd_binary)
+    report.result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     work_dir = tempfile.mkdtemp(prefix="inferd-batching-")
     binary = pin_binary(args, work_dir)
     print(f"configs, bodies and logs: {work_dir}; about {estimate_s(args) / 60:.0f} min",
@@ -279,7 +280,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 nginx_version=report.tool_version(["nginx", "-v"]), settings=settings,
                 work_dir=work_dir, wall_s=(datetime.datetime.now() - started).total_seconds(),
                 loadavg={"start": load_start, "end": os.getloadavg()}, **rec)
-    paths = batching_report.write(full, args.out_dir, f"{full['date']}-{args.name}")
+    paths = batching_report.write(full, args.out_dir, args.name)
     print(batching_report.markdown(full))
     print("wrote " + ", ".join(paths), file=sys.stderr)
     return 1 if any("error" in c for c in rec["cells"] + rec["engine"]) else 0

@@ -12,6 +12,7 @@ import statistics
 from typing import Dict, List, Optional
 
 import report
+import result_file
 
 # Issue 3's targets, checked at concurrency 64 (or the highest one measured).
 TARGET_C = 64
@@ -212,8 +213,8 @@ def markdown(full: dict) -> str:
     binary = full.get("inferd_binary") or {}
     lines = [f"# inferd dynamic batching vs engine, Flask and nginx — {full['date']}", "",
              f"- command: `{full['bench_command']}`",
-             f"- git commit: {full['git_commit']}; machine: {m['nproc']} CPUs, {m['cpu_model']}, "
-             f"Linux {m['kernel']}, {m['wrk']}, {full['nginx_version']}",
+             f"- git commit: {full['git_commit']}; machine: {report.machine_words(m)}, "
+             f"{m['wrk']}, {full['nginx_version']}",
              f"- inferd: {binary.get('path', '—')} built {binary.get('mtime', '?')}, sha256 "
              f"{binary.get('sha256', '?')[:12]}, run from a copy made at the start",
              f"- per (model, c): {st['warmup_requests']} sequential requests + {st['warmup']} s "
@@ -258,9 +259,10 @@ def markdown(full: dict) -> str:
     return "\n".join(lines)
 
 
-def write(full: dict, out_dir: str, stem: str) -> List[str]:
-    os.makedirs(out_dir, exist_ok=True)
-    paths = [os.path.join(out_dir, stem + ext) for ext in (".md", ".json")]
+def write(full: dict, out_dir: str, name: str) -> List[str]:
+    """Writes <date>-<name>[-N].md and .json (result_file.new_stem: never over a kept file)."""
+    stem = str(result_file.new_stem(out_dir, name))
+    paths = [stem + ext for ext in (".md", ".json")]
     with open(paths[0], "w") as f:
         f.write(markdown(full))
     with open(paths[1], "w") as f:

@@ -28,7 +28,8 @@ variants=("$@")
 concurrency="${CONCURRENCY:-1}"
 demo="${INFERD_DEMO_MODELS:-build/demo-models}"
 read -r -a models <<< "${MODELS:-resnet18 text_classifier}"
-result="${RESULT:-bench/results/$(date -u +%F)-binary-ab-b$batch}"
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 bench/result_file.py target "binary-ab-b$batch" "${RESULT:-}")" || exit 2
 title="${TITLE:-inferd binaries side by side, batch $batch, $concurrency client(s)}"
 command_line="${COMMAND_LINE:-bench/binary_ab.sh $rounds $seconds $batch$(printf ' "%s"' "$@")}"
 command_line="$command_line (MODELS=${models[*]}, CONCURRENCY=$concurrency)"

@@ -33,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench"))
-from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
+from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E402
+import result_file  # noqa: E402
 import run_bench  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -87,6 +88,8 @@ def main() -> int:
     p.add_argument("--requests", type=int, default=5000, help="probe requests per transport")
     p.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
     args = p.parse_args()
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
+    load_before = result_file.load()
 
     work = Path(tempfile.mkdtemp(prefix="inferd-busy-poll-"))
     subprocess.run([str(ROOT / "bench" / "cost" / "make_repo.sh")], check=True,
@@ -111,10 +114,13 @@ def main() -> int:
 
     date = datetime.date.today().isoformat()
     command = "`.venv/bin/python " + " ".join(["bench/busy_poll_bench.py", *sys.argv[1:]]) + "`"
+    meta = result_file.meta([str(INFERD_BINARY)], command.strip("`"), load_before,
+                            result_file.load())
     lines = [f"# Busy polling on and off ({date})", "",
              f"One inferd per variant on mlp_scorer (auto-tuned batching), variants alternating "
              f"{args.rounds} times; each cell is the median over the rounds. Engine alone "
              f"(bench/engine_limit.py, concurrency 1): p50 {engine:.0f} µs. Command: {command}.",
+             ""] + result_file.header(meta) + [
              "", "## Latency at one client (C++ probe, sequential requests)", "",
              "| --busy-poll-us | transport | p50 µs | p90 µs | p99 µs | added p50 µs "
              "(p50 - engine) | ServerLive p50 µs |", "|---:|---|---:|---:|---:|---:|---:|"]
@@ -136,10 +142,10 @@ def main() -> int:
                          f"{median_of(runs, 'p99_us') / 1000:.2f} | "
                          f"{sum(r['errors'] for r in runs)} | "
                          f"{median_of(runs, 'cpu_us_per_request'):.1f} |")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"{date}-busy-poll.md").write_text("\n".join(lines) + "\n")
-    (args.out_dir / f"{date}-busy-poll.json").write_text(json.dumps(
-        {"engine_p50_us": engine, "command": command,
+    stem = result_file.new_stem(args.out_dir, "busy-poll")  # never over a kept file
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"engine_p50_us": engine, "command": command, "meta": meta,
          "results": {str(v): {"probe": r["probe"], "load": {str(c): runs for c, runs in
                                                             r["load"].items()}}
                      for v, r in results.items()}}, indent=2) + "\n")

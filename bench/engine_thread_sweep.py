@@ -73,8 +73,12 @@ def main(argv: List[str]) -> int:
     threads = args.threads.split(",")  # variant labels: "1", "2", "1+MKL_NUM_THREADS=1"
     count = {t: int(t.split("+")[0]) for t in threads}
     env = {t: dict(kv.split("=", 1) for kv in t.split("+")[1:]) for t in threads}
-    out = Path(args.out) if args.out else (
-        ROOT / "bench" / "results" / f"{result_file.datetime.date.today():%Y-%m-%d}-engine-thread-sweep")
+    # A new dated file, never over a kept one; refused on a tree with uncommitted changes.
+    if args.out:
+        result_file.refuse_existing(Path(args.out))
+        out = Path(args.out)
+    else:
+        out = result_file.new_stem(result_file.RESULTS, "engine-thread-sweep")
     command = "bench/engine_thread_sweep.py " + " ".join(shlex.quote(a) for a in argv)
     load_before = result_file.load()
     runs = []

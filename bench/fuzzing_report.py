@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Writes a fuzzing report from libFuzzer's own output (the logs scripts/fuzz leaves in
-build-fuzz/logs/), so no figure is typed by hand. Each campaign is a new dated file; a kept
-result is never overwritten (bench/results/fuzzing.md is the first campaign's).
+build-fuzz/logs/), so no figure is typed by hand. Each campaign is a new dated file,
+bench/results/<date>-fuzzing[-N].md; a kept result is never overwritten (bench/results/fuzzing.md
+is the first campaign's), and the report is refused on a tree with uncommitted changes.
 
   scripts/fuzz 300 && .venv/bin/python bench/fuzzing_report.py --seconds 300 \\
-      --command "scripts/fuzz 300" > bench/results/$(date -u +%F)-fuzzing.md
+      --command "scripts/fuzz 300"          # --print: to stdout, no file
 
 Per target: executions, exec/s, coverage (libFuzzer's `cov`: edges, and `ft`: features) when
 the seeds were loaded and at the end, corpus size, peak RSS, and whether it crashed (with the
@@ -15,11 +16,15 @@ tests/fuzz/regressions/ (scripts/fuzz replays them on every run).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import re
-import subprocess
+import sys
 import time
 from pathlib import Path
+
+import result_file
 
 ROOT = Path(__file__).resolve().parents[1]
 STATUS = re.compile(r"^#(\d+)\s+(INITED|DONE|NEW|REDUCE|pulse|RELOAD)\s+cov: (\d+) ft: (\d+)"
@@ -64,11 +69,26 @@ def main() -> None:
     parser.add_argument("--logs", default=str(ROOT / "build-fuzz" / "logs"))
     parser.add_argument("--seconds", type=int, required=True, help="per target, as run")
     parser.add_argument("--command", required=True, help="the command that made the logs")
+    parser.add_argument("--print", action="store_true",
+                        help="print the report instead of writing a new result file")
     args = parser.parse_args()
+    if not args.print:
+        result_file.require_clean_tree(result_file.RESULTS)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        report(args)
+    if args.print:
+        sys.stdout.write(text.getvalue())
+        return
+    stem = result_file.new_stem(result_file.RESULTS, "fuzzing")
+    stem.with_suffix(".md").write_text(text.getvalue())
+    print(f"wrote {stem}.md")
+
+
+def report(args: argparse.Namespace) -> None:
     rows = [parse(p) for p in sorted(Path(args.logs).glob("*.log"))]
     load1, load5, load15 = os.getloadavg()
-    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                         text=True).stdout.strip()
+    rev = result_file.commit_of(ROOT)
     print("# Fuzzing: libFuzzer with ASan + UBSan\n")
     print(f"Command: `{args.command}` ({args.seconds} s per target, one target at a time), "
           f"then `.venv/bin/python bench/fuzzing_report.py --seconds {args.seconds} "
@@ -77,6 +97,7 @@ def main() -> None:
           f"{os.cpu_count()}-core machine shared with other engineers' builds and tests "
           f"(load average at the end: {load1:.1f} / {load5:.1f} / {load15:.1f}), so exec/s are "
           "low and noisy; coverage and crashes are what matter.\n")
+    print(f"Machine: {result_file.describe_machine()}.\n")
     print("`cov` is libFuzzer's count of covered code edges, `ft` its features (edges with hit "
           "counts and comparisons); *seeds* is after loading the committed corpus "
           "(tests/fuzz/corpus/) and the regressions, *end* after the run.\n")

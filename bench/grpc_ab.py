@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench"))
 import result_file  # noqa: E402
+import thread_profile  # noqa: E402
 from perf_analyzer_command import perf_analyzer_command  # noqa: E402
 from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
 
@@ -60,8 +61,14 @@ def probe(server: InferdServer) -> dict:
         command = [str(ROOT / "build" / "inferd_latency_probe"), f"--{transport}", address,
                    "-m", MODEL, "--requests", str(PROBE_REQUESTS), "--warmup", "300"]
         before, stages_before = cpu_seconds(server.proc.pid), model_stage_ns(server)
+        threads_before = thread_profile.snapshot(server.proc.pid)
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True)
         row = json.loads(done.stdout.splitlines()[0])
+        # Per thread group, per call (ModelInfer and the empty RPCs together, as cpu_us).
+        row["threads"] = thread_profile.profile(
+            threads_before, thread_profile.snapshot(server.proc.pid),
+            PROBE_REQUESTS + 300 + min(PROBE_REQUESTS, 2000),
+            lambda comm: thread_profile.inferd_thread_group(comm, MODEL))
         # The probe's ServerLive loop (up to 2000 calls) runs after the timed requests.
         calls = PROBE_REQUESTS + 300 + min(PROBE_REQUESTS, 2000)
         row["cpu_us_per_call"] = (cpu_seconds(server.proc.pid) - before) / calls * 1e6
@@ -74,7 +81,8 @@ def probe(server: InferdServer) -> dict:
     return {"grpc_p50_us": grpc["p50_us"], "grpc_empty_p50_us": grpc["server_live_p50_us"],
             "grpc_cpu_us": grpc["cpu_us_per_call"], "grpc_queue_us": grpc["queue_us"],
             "grpc_compute_us": grpc["compute_us"],
-            "http_p50_us": http["p50_us"], "http_empty_p50_us": http["server_live_p50_us"]}
+            "http_p50_us": http["p50_us"], "http_empty_p50_us": http["server_live_p50_us"],
+            "grpc_threads": grpc["threads"]}
 
 
 def throughput(args, server: InferdServer, protocol: str, work: Path) -> float:
@@ -106,6 +114,7 @@ def main() -> int:
     args = parser.parse_args()
     binaries = {"baseline": args.baseline, "candidate": args.candidate}
 
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     load_before = result_file.load()
     runs: dict[str, list[dict]] = {name: [] for name in binaries}
     with tempfile.TemporaryDirectory() as work:
@@ -132,10 +141,15 @@ def main() -> int:
         values = [v for v in values if v == v]  # runs that gave no figure (NaN) left out
         return statistics.median(values) if values else float("nan")
 
-    medians = {name: {key: median(r[key] for r in rows) for key in rows[0]}
-               for name, rows in runs.items()}
+    medians = {name: {key: median(r[key] for r in rows) for key in rows[0]
+                      if key != "grpc_threads"} for name, rows in runs.items()}
     for cell in medians.values():
         cell["grpc_added_us"] = cell["grpc_p50_us"] - cell["grpc_empty_p50_us"]
+        cell["http_added_us"] = cell["http_p50_us"] - cell["http_empty_p50_us"]
+    threads = {name: {group: {k: median(r["grpc_threads"].get(group, {}).get(k, 0) for r in rows)
+                              for k in ("cpu_us", "wait_us", "timeslices")}
+                      for group in sorted({g for r in rows for g in r["grpc_threads"]})}
+               for name, rows in runs.items()}
     rows = [("gRPC ModelInfer p50 µs, 1 client", "grpc_p50_us"),
             ("gRPC empty RPC (ServerLive) p50 µs", "grpc_empty_p50_us"),
             ("gRPC ModelInfer minus empty RPC µs (target ≤ 100)", "grpc_added_us"),
@@ -143,6 +157,8 @@ def main() -> int:
             ("model forward pass µs per gRPC request, 1 client", "grpc_compute_us"),
             ("server CPU µs per gRPC call, 1 client (ModelInfer and ServerLive)", "grpc_cpu_us"),
             ("binary HTTP p50 µs, 1 client", "http_p50_us"),
+            ("binary HTTP empty request (GET /v2/health/live) p50 µs", "http_empty_p50_us"),
+            ("binary HTTP inference minus its empty request µs", "http_added_us"),
             ("gRPC req/s, 64 concurrent", "grpc_c64_qps"),
             ("binary HTTP req/s, 64 concurrent", "http_c64_qps")]
     date = datetime.date.today().isoformat()
@@ -155,15 +171,25 @@ def main() -> int:
     for label, key in rows:
         ratio = cand[key] / base[key] if base[key] else float("nan")
         lines.append(f"| {label} | {base[key]:.0f} | {cand[key]:.0f} | {ratio:.2f}× |")
+    lines += ["", "Where the server's time goes over the gRPC probe (ModelInfer and empty RPCs "
+              "together, per call; medians over rounds; from /proc/PID/task/TID/schedstat: CPU "
+              "µs, µs runnable but waiting for a core, timeslices = wake-ups or preemptions):",
+              "", "| binary | thread group | CPU µs | run-queue wait µs | timeslices |",
+              "|---|---|---:|---:|---:|"]
+    for name, groups in threads.items():
+        for group, p in groups.items():
+            if p["cpu_us"] >= 0.05 or p["timeslices"] >= 0.001:
+                lines.append(f"| {name} | {group} | {p['cpu_us']:.1f} | {p['wait_us']:.1f} | "
+                             f"{p['timeslices']:.2f} |")
     for name, cell in medians.items():
         verdict_latency = "met" if cell["grpc_added_us"] <= 100 else "missed"
         verdict_load = "met" if cell["grpc_c64_qps"] >= cell["http_c64_qps"] else "missed"
         lines.append(f"\n{name}: ModelInfer within 100 µs of an empty RPC: {verdict_latency}; "
                      f"gRPC at 64 at least binary HTTP: {verdict_load}.")
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
-    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
-        {"meta": meta, "runs": runs, "medians": medians}, indent=2) + "\n")
+    stem = result_file.new_stem(args.out_dir, args.name)  # never over a kept file
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"meta": meta, "runs": runs, "medians": medians, "threads": threads}, indent=2) + "\n")
     print("\n".join(lines))
     return 0
 

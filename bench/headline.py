@@ -9,6 +9,11 @@ the .md beside it), bench/llm/llm_bench.py (the generation table) or bench/relia
 reliability table) wrote, and every missed target is a line copied from the result file that
 marks it. Each document holds its block between `<!-- headline:KIND -->` and
 `<!-- /headline -->`; everything outside the markers is prose and stays as it is.
+
+A result file is never overwritten (bench/README.md, "Kept runs"): where a table shows a kind
+of run that is repeated (the generation benchmark, the reliability scripts), it shows the
+newest run of that kind (result_file.newest: <kind>.json, the first run, then
+<date>-<kind>[-N].json) and links the earlier ones.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import List
 
 import batching_report
+import result_file
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -39,8 +45,11 @@ DEFAULTS_RUNS = ["2026-12-02-defaults.json", "2026-12-02-defaults-repeat.json"]
 def target_files() -> List[str]:
     return sorted(path.name for path in RESULTS.glob("*.md"))
 
-# The generation benchmark (bench/llm/llm_bench.py wrote both files).
-LLM_RUN = "llm.json"
+# The generation benchmark (bench/llm/llm_bench.py wrote both files): its newest run.
+LLM_KIND = "llm"
+# The reliability scripts' results (bench/results/reliability/) and their report.
+RELIABILITY = RESULTS / "reliability"
+RELIABILITY_KINDS = ("soak", "overload", "faults", "slow_clients")
 MISSED_MARK = re.compile(r"MISSED|\*\*not met|not met\b|:\s*missed\b|\(missed\b|; missed\)",
                          re.IGNORECASE)
 
@@ -118,8 +127,10 @@ def _targets() -> List[str]:
 
 def _llm_table() -> List[str]:
     """Output tokens/s at each client count, inferd beside llama.cpp's own server, its
-    Python server and its batched benchmark (the engine's limit), from llm.json."""
-    run = _load(LLM_RUN)
+    Python server and its batched benchmark (the engine's limit), from the newest llm run."""
+    name = result_file.newest(LLM_KIND)
+    run = _load(name)
+    stem = name[:-len(".json")]
     peers, engine = run["peers"], run["batched_bench"]["rows"]
     rows = ["| clients | inferd tok/s | llama-server | llama_cpp.server | engine (batched-bench) "
             "| ×llama-server | ×llama_cpp.server | ×engine | TTFT p50 ms inferd / llama-server |",
@@ -136,16 +147,18 @@ def _llm_table() -> List[str]:
     before, after = (", ".join(f"{x:.1f}" for x in run[key]) for key in ("load_before", "load_after"))
     rows += ["", f"SmolLM2-135M Q4_1, {run['threads']} threads, {run['output_tokens']} greedy "
              f"output tokens, streamed /v1/completions, one run; load average (1, 5, 15 min) "
-             f"before {before}, after {after}. Goals met and missed: [llm.md](RESULTS/llm.md)."]
-    return rows
+             f"before {before}, after {after}. Goals met and missed: "
+             f"[{stem}.md](RESULTS/{stem}.md)."]
+    earlier = result_file.earlier_runs_line(LLM_KIND, "RESULTS")
+    return rows + (["", earlier] if earlier else [])
 
 
 def _reliability_table() -> List[str]:
-    """One row per reliability script (bench/reliability/), from the JSON it wrote."""
+    """One row per reliability script (bench/reliability/), from the newest JSON it wrote."""
     def load(name: str) -> dict:
-        return json.loads((RESULTS / "reliability" / f"{name}.json").read_text())
+        return json.loads((RELIABILITY / result_file.newest(name, folder=RELIABILITY)).read_text())
 
-    soak, over, faults, slow = (load(n) for n in ("soak", "overload", "faults", "slow_clients"))
+    soak, over, faults, slow = (load(n) for n in RELIABILITY_KINDS)
     o, r = over["overload"], over["recovery"]
     b, w = slow["baseline"]["good"], slow["with_slow_connections"]["good"]
     rows = [
@@ -171,8 +184,14 @@ def _reliability_table() -> List[str]:
         verdict = "pass" if data.get("passed") else "**FAIL**"
         lines.append(f"| {name} | {verdict} | {figures} | {m['date']}, `{m['git']}`, "
                      f"{m['loadavg_1m_at_end']} |")
+    report = result_file.newest("reliability", "md")
     lines += ["", "Each script's command, criteria and per-window figures: "
-              "[reliability.md](RESULTS/reliability.md)."]
+              f"[{report}](RESULTS/{report})."]
+    earlier = [f"[{run}](RESULTS/reliability/{run})" for kind in RELIABILITY_KINDS
+               for run in result_file.runs_of(kind, "json", RELIABILITY)[:-1]]
+    earlier += [f"[{r}](RESULTS/{r})" for r in result_file.runs_of("reliability", "md")[:-1]]
+    if earlier:
+        lines += ["", "Earlier runs: " + ", ".join(earlier) + "."]
     return lines
 
 

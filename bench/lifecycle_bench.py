@@ -18,7 +18,6 @@ that mean something; the result file says which machine state it was measured un
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import shutil
 import statistics
@@ -30,7 +29,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
-from inferd_harness import DEMO_MODEL_NAMES, DEMO_MODELS, InferdServer, sample_request  # noqa: E402
+from inferd_harness import (DEMO_MODEL_NAMES, DEMO_MODELS, INFERD_BINARY,  # noqa: E402
+                            InferdServer, sample_request)
+sys.path.insert(0, str(ROOT / "bench"))
+import result_file  # noqa: E402
 
 
 def copy_model(repo: Path, name: str, demo: str, extra: str = "", salt: bytes = b"") -> None:
@@ -122,19 +124,22 @@ def main() -> None:
     parser.add_argument("--label", default="measured under shared load",
                         help="machine state, written into the results")
     args = parser.parse_args()
+    result_file.require_clean_tree(result_file.RESULTS)  # a kept run measures a committed tree
+    load_before = result_file.load()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for demo in args.models:
             print(f"[lifecycle] {demo}", flush=True)
             results.append(bench_model(demo, args.repeats, Path(tmp)))
-    date = datetime.date.today().isoformat()
     command = "bench/lifecycle_bench.py " + " ".join(sys.argv[1:])
-    results_dir = ROOT / "bench" / "results"
-    (results_dir / f"{date}-lifecycle.json").write_text(json.dumps(
-        {"label": args.label, "command": command, "repeats": args.repeats, "results": results},
-        indent=2) + "\n")
+    meta = result_file.meta([str(INFERD_BINARY)], command, load_before, result_file.load())
+    stem = result_file.new_stem(result_file.RESULTS, "lifecycle")  # never over a kept file
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"label": args.label, "command": command, "repeats": args.repeats, "results": results,
+         "meta": meta}, indent=2) + "\n")
     lines = [f"# Model lifecycle costs ({args.label})", "",
-             f"`{command}` — medians of {args.repeats} repeat(s); times in ms.", "",
+             f"`{command}` — medians of {args.repeats} repeat(s); times in ms.", ""]
+    lines += result_file.header(meta) + ["",
              "| model | weights | cold load (client) | cold load (server) | lazy first request "
              "| warm request | evict + reload request |",
              "|---|---|---|---|---|---|---|"]
@@ -146,7 +151,7 @@ def main() -> None:
               "and freeze, warm-up run. The evict + reload request includes unloading the other "
               "copy, purging the allocator, loading, warming up and the inference itself."
               + """ The lazy first request runs on a fresh server whose first LibTorch load it is, so it also pays LibTorch's one-time start-up (~150 ms here: the gap between the small models' lazy first request and their cold load); a lazy model in a server that has loaded anything before costs about its cold load plus one request."""]
-    (results_dir / f"{date}-lifecycle.md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

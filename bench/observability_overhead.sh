@@ -19,7 +19,8 @@ source "$root/bench/inferd_ready.sh"
 rounds="${1:-3}" seconds="${2:-8}" conns="${3:-32}"
 bin="$(realpath "${INFERD_BINARY:-$root/build/inferd}")"
 models="${INFERD_DEMO_MODELS:-$root/build/demo-models}"
-result="${RESULT:-$root/bench/results/$(date -u +%F)-observability-overhead}"
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 "$root/bench/result_file.py" target observability-overhead "${RESULT:-}")" || exit 2
 command_line="bench/observability_overhead.sh $rounds $seconds $conns (INFERD_BINARY=$bin)"
 tmp="$(mktemp -d)"
 trap 'kill "${pid:-}" 2>/dev/null || true; rm -rf "$tmp"' EXIT

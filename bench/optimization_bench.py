@@ -1,5 +1,7 @@
 """Issue 5's report: what reduced precision, distillation and pruning buy on this CPU, on
-both engines, served through inferd. Writes bench/results/optimization.{md,json}.
+both engines, served through inferd. Writes a new bench/results/<date>-optimization[-N].{md,json}
+(never over an earlier run; bench/results/optimization.* is the first) and refuses to measure
+on a tree with uncommitted changes.
 
     .venv/bin/python bench/optimization_bench.py             # the full table (~10 min)
     .venv/bin/python bench/optimization_bench.py --seconds 1 --repeats 1   # quick look
@@ -42,9 +44,11 @@ import yaml
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO_ROOT)
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
 
 from inferd_harness import InferdServer  # noqa: E402  (the tests' server runner)
 from tools.optimize.digits_data import digits_split  # noqa: E402
+import result_file  # noqa: E402
 
 DEMO = os.path.join(REPO_ROOT, "build", "demo-models")
 DEMO_ONNX = os.path.join(REPO_ROOT, "build", "demo-models-onnx")
@@ -237,6 +241,8 @@ def main() -> None:
     models = args.models.split(",")
     rows = [r for r in ROWS if r[0] in models]
     log = lambda text: print(text, flush=True)  # noqa: E731
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
+    load_before = result_file.load()
 
     work = tempfile.mkdtemp(prefix="inferd-optimization-")
     repo = os.path.join(work, "repo")
@@ -267,9 +273,11 @@ def main() -> None:
                "onnxruntime_python": onnxruntime.__version__}
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     command = "python bench/optimization_bench.py " + " ".join(sys.argv[1:])
-    os.makedirs(args.out_dir, exist_ok=True)
-    with open(os.path.join(args.out_dir, f"{args.name}.json"), "w", encoding="utf-8") as f:
+    meta = result_file.meta([], command, load_before, result_file.load())
+    stem = str(result_file.new_stem(args.out_dir, args.name))  # never over a kept file
+    with open(stem + ".json", "w", encoding="utf-8") as f:
         json.dump({"when": stamp, "note": args.note, "command": command, "machine": machine,
+                   "meta": meta,
                    "seconds": args.seconds, "repeats": args.repeats, "results": results},
                   f, indent=2)
         f.write("\n")
@@ -283,6 +291,8 @@ def main() -> None:
         f"{args.seconds:g} s. JSON bodies: the client's encoding and the server's parsing are "
         "included, and weigh most on resnet18 at batch 32 (about 40 MB of JSON).",
         "",
+        *result_file.header(meta),
+        "",
         table(results),
         "",
         "Quality: digits accuracy on its 360-image test set, through the server; otherwise "
@@ -290,7 +300,7 @@ def main() -> None:
         "same 32 rows (random-weight models have no labels). Variants were written by the "
         "commands in the JSON beside this file.",
         ""])
-    with open(os.path.join(args.out_dir, f"{args.name}.md"), "w", encoding="utf-8") as f:
+    with open(stem + ".md", "w", encoding="utf-8") as f:
         f.write(text)
     print(text)
 

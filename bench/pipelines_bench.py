@@ -344,6 +344,7 @@ def main(argv=None) -> int:
     clients = [int(c) for c in args.clients.split(",")]
     triton_not_run = (pipelines_triton.unavailable(Path(args.triton)) if args.triton
                       else "left out (--triton '')")
+    result_file.require_clean_tree(Path(args.out_dir))  # a kept run measures a committed tree
     load_before = result_file.load()
     cells: Dict[str, list] = {}
     commands: List[str] = []

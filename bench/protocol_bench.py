@@ -24,7 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
-from inferd_harness import DEMO_MODELS, InferdServer  # noqa: E402
+from inferd_harness import DEMO_MODELS, INFERD_BINARY, InferdServer  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+import result_file  # noqa: E402
 
 PROTOCOLS = ("http-json", "http-binary", "grpc")
 
@@ -91,6 +93,8 @@ def main() -> int:
 
     models = args.models.split(",")
     levels = [int(c) for c in args.concurrency.split(",")]
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
+    load_before = result_file.load()
     rows, engines, probes = [], {}, []
     tmp = Path(tempfile.mkdtemp(prefix="inferd-protocol-bench-"))
     server = InferdServer(DEMO_MODELS, tmp / "inferd.log").start()
@@ -105,6 +109,9 @@ def main() -> int:
         server.stop()
     for model in models:  # with the server stopped: the engine alone on the cores
         engines[model] = engine_p50_us(model)
+    meta = result_file.meta([str(INFERD_BINARY)],
+                            "bench/protocol_bench.py " + " ".join(sys.argv[1:]),
+                            load_before, result_file.load())
 
     date = datetime.date.today().isoformat()
     lines = [f"# JSON vs binary vs gRPC ({date}, measured under shared load)", "",
@@ -112,7 +119,7 @@ def main() -> int:
              "the models' own batching settings). Added latency = inferd p50 at concurrency 1 "
              "minus the in-process engine's p50 (bench/engine_limit.py, same model.pt, same "
              "LibTorch). Numbers are from a 2-core machine shared with other builds and tests: "
-             "compare rows of one run, not runs.", "",
+             "compare rows of one run, not runs.", ""] + result_file.header(meta) + ["",
              "| model | clients | protocol | req/s | p50 µs | p99 µs | server queue µs | "
              "server infer µs | added p50 µs (vs engine) |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -138,11 +145,11 @@ def main() -> int:
     lines += ["",
         "Commands: `.venv/bin/python " + " ".join(["bench/protocol_bench.py", *sys.argv[1:]]) +
         "`; each row's inferd-perf command is in the JSON file."]
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    md = args.out_dir / f"{date}-{args.name}.md"
-    md.write_text("\n".join(lines) + "\n")
-    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
+    stem = result_file.new_stem(args.out_dir, args.name)  # never over a kept file
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".json").write_text(json.dumps(
         {"rows": rows, "cpp_probe": probes, "engine": engines, "machine": {"cpus": os.cpu_count()},
+         "meta": meta,
          "note": "measured under shared load"}, indent=2) + "\n")
     print("\n".join(lines))
     return 0

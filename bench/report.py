@@ -11,6 +11,8 @@ import statistics
 import subprocess
 from typing import Dict, List, Optional
 
+import result_file
+
 
 def cpu_model() -> str:
     try:
@@ -45,9 +47,18 @@ def tool_version(command: List[str]) -> str:
 
 
 def machine_info() -> Dict[str, object]:
+    m = result_file.machine()
     return {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release(),
+            "cores_available": m["cores_available"], "cgroup_cpu_quota": m["cgroup_cpu_quota"],
             "python": platform.python_version(),
             "wrk": tool_version(["wrk", "--version"]).split(" [")[0]}
+
+
+def machine_words(m: Dict[str, object]) -> str:
+    """machine_info() in words, for a result file's header."""
+    return (f"{m['nproc']} CPUs ({m.get('cores_available', '?')} available to the run, cgroup "
+            f"CPU quota: {m.get('cgroup_cpu_quota', 'not recorded')}), {m['cpu_model']}, "
+            f"Linux {m['kernel']}")
 
 
 def summarise(runs: List[dict]) -> Dict[str, float]:
@@ -131,7 +142,7 @@ def markdown(report: dict) -> str:
     lines = [f"# inferd vs the in-process engine and the Flask baseline — {report['date']}", "",
              f"- command: `{report['bench_command']}`",
              f"- git commit: {report['git_commit']}",
-             f"- machine: {m['nproc']} CPUs, {m['cpu_model']}, Linux {m['kernel']}, {m['wrk']}",
+             f"- machine: {machine_words(m)}, {m['wrk']}",
              f"- each (model, concurrency): fresh servers, each warmed up "
              f"({st['warmup_requests']} sequential requests + {st['warmup_s']} s of load), then "
              f"{st['repeats']} × {st['duration_s']} s of `wrk -t1 -cC` (timeout "
@@ -156,11 +167,11 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
-def write(report: dict, out_dir: str, stem: str) -> List[str]:
-    """Writes <stem>.md and <stem>.json into out_dir and returns their paths."""
-    os.makedirs(out_dir, exist_ok=True)
-    md_path = os.path.join(out_dir, stem + ".md")
-    json_path = os.path.join(out_dir, stem + ".json")
+def write(report: dict, out_dir: str, name: str) -> List[str]:
+    """Writes <date>-<name>[-N].md and .json into out_dir (result_file.new_stem: never over
+    a kept file) and returns their paths."""
+    stem = str(result_file.new_stem(out_dir, name))
+    md_path, json_path = stem + ".md", stem + ".json"
     with open(md_path, "w") as f:
         f.write(markdown(report))
     with open(json_path, "w") as f:

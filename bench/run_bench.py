@@ -247,6 +247,7 @@ def _terminate_as_interrupt(signum, frame):
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _terminate_as_interrupt)
+    report.result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     work_dir = tempfile.mkdtemp(prefix="inferd-bench-")
     print(f"bodies and server logs: {work_dir}", file=sys.stderr)
     started = datetime.datetime.now()
@@ -267,7 +268,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 git_commit=report.git_commit(REPO_ROOT), machine=report.machine_info(),
                 settings=settings, work_dir=work_dir,
                 loadavg={"start": load_start, "end": os.getloadavg()}, **results)
-    paths = report.write(full, args.out_dir, f"{full['date']}-{args.name}")
+    paths = report.write(full, args.out_dir, args.name)
     print(report.markdown(full))
     print("wrote " + ", ".join(paths), file=sys.stderr)
     return 1 if any("error" in cell for cell in results["cells"]) else 0

@@ -151,6 +151,7 @@ def main() -> int:
         levels = sorted({key[1] for key in runs})
         return write_report(args, saved["meta"], runs, saved["commands"], models, levels)
 
+    result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     load_before = result_file.load()
     runs: dict[tuple, list[dict]] = {}
     commands: dict[str, str] = {}
@@ -245,9 +246,9 @@ def write_report(args, meta: dict, runs: dict, commands: dict, models: list[str]
                       f"c={t['command'].split('--concurrency-range ')[1].split(':')[0]}: "
                       f"{t['server']}" for t in TIMEOUTS)]
     lines += ["", "Each run's perf_analyzer command is in the JSON file."]
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / f"{date}-{args.name}.md").write_text("\n".join(lines) + "\n")
-    (args.out_dir / f"{date}-{args.name}.json").write_text(json.dumps(
+    stem = result_file.new_stem(args.out_dir, args.name)  # never over a kept file
+    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    stem.with_suffix(".json").write_text(json.dumps(
         {"meta": meta, "runs": {"/".join(map(str, k)): v for k, v in runs.items()},
          "medians": {"/".join(map(str, k)): v for k, v in cells.items()},
          "commands": commands, "timeouts": TIMEOUTS}, indent=2) + "\n")

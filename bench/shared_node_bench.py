@@ -108,6 +108,7 @@ def main() -> int:
         threads, _, env = rest.partition(":")
         configs[name] = ({"threads": int(threads)},
                          dict(kv.split("=", 1) for kv in env.split(",") if kv))
+    result_file.require_clean_tree(Path(args.out_dir))  # a kept run measures a committed tree
     load_before = result_file.load()
     rounds: list = []
     servers = {}

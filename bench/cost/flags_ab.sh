@@ -20,7 +20,8 @@ cd "$root"
 C=$1; shift
 PORT="${PORT:-18080}"
 bin="$(realpath "${INFERD_BINARY:-build/inferd}")"
-result="${RESULT:-bench/results/$(date -u +%F)-flags-ab}"
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 bench/result_file.py target flags-ab "${RESULT:-}")" || exit 2
 command_line="bench/cost/flags_ab.sh $C$(printf ' "%s"' "$@") (INFERD_BINARY=$bin)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT

@@ -24,7 +24,8 @@ shift $((OPTIND - 1))
 [ "$#" -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
 binaries=()
 for b in "$@"; do binaries+=("$(realpath "$b")"); done
-result="${RESULT:-$root/bench/results/$(date -u +%F)-http-cost}"
+# A new dated file (never over a kept one); refused on a tree with uncommitted changes.
+result="$(python3 "$root/bench/result_file.py" target http-cost "${RESULT:-}")" || exit 2
 command_line="bench/cost/http_cost.sh -r $rounds -c $conns -d $seconds -t $top ${binaries[*]}"
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT

@@ -139,10 +139,14 @@ def main() -> None:
     parser.add_argument("--binary", action="append", help="repeatable; default build/inferd")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mb", type=float, default=60)
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    parser.add_argument("--result", default=str(result_file.ROOT / "bench" / "results" /
-                                                f"{date}-large-json-body"))
+    parser.add_argument("--result", default="", help="path without .md (default: a new "
+                        "bench/results/<date>-large-json-body[-N]); never an existing file's")
     args = parser.parse_args()
+    # A new dated file, never over a kept one; refused on a tree with uncommitted changes.
+    if args.result:
+        result_file.refuse_existing(Path(args.result))
+    else:
+        args.result = str(result_file.new_stem(result_file.RESULTS, "large-json-body"))
     binaries = [str(Path(b).resolve()) for b in (args.binary or [str(INFERD_BINARY)])]
     command = ("bench/hardening/large_json_body.py" + "".join(f" --binary {b}" for b in binaries)
                + f" --repeat {args.repeat} --mb {args.mb:g}")

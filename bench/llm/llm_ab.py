@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -26,10 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 sys.path.insert(0, str(ROOT / "bench" / "llm"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from inferd_harness import InferdServer  # noqa: E402
 from llm_bench import CONTEXT_PER_SEQUENCE, PROMPT, SLOTS, closed_loop, one_stream  # noqa: E402
 from llm_helpers import add_llm  # noqa: E402
+import result_file  # noqa: E402
 
 
 def spread(values):
@@ -48,9 +49,8 @@ def main() -> int:
     parser.add_argument("--name", default="llm-ab")
     args = parser.parse_args()
     variants = [tuple(v.split("=", 1)) for v in args.variants]
-    out = ROOT / "bench" / "results" / f"{time.strftime('%Y-%m-%d', time.gmtime())}-{args.name}"
-    if out.with_suffix(".json").exists():
-        raise SystemExit(f"{out}.json exists: a kept result is never overwritten; pick --name")
+    # A new dated file, never over a kept one; refused on a tree with uncommitted changes.
+    out = result_file.new_stem(result_file.RESULTS, args.name)
 
     tmp = Path(tempfile.mkdtemp(prefix="llm-ab-"))
     repo = tmp / "repo"
@@ -79,7 +79,7 @@ def main() -> int:
                             capture_output=True, text=True).stdout.strip()
     report = {"command": "bench/llm/llm_ab.py " + " ".join(sys.argv[1:]),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
-              "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+              "machine": result_file.describe_machine(), "machine_info": result_file.machine(),
               "load_before": load_before, "load_after": load_after,
               "variants": dict(variants), "results": {}}
     for name, _ in variants:

@@ -9,9 +9,11 @@ greedy, fixed prompt and output lengths:
 
 each driven by 1, 4 and 16 concurrent clients streaming /v1/completions, and a mixed load
 (long prompts arriving while short completions decode) for inferd and llama-server, whose p99
-time to first token is compared. Writes bench/results/llm.md (and llm.json) itself, with the
-goals of issue 15 marked met or missed. llama-server and llama-batched-bench come from
-bench/llm/build-llama-tools (the same llama.cpp release inferd links).
+time to first token is compared. Writes a new bench/results/<date>-llm[-N].md (and .json)
+itself, never over an earlier run (bench/results/llm.md is the first), with the goals of issue
+15 marked met or missed; refuses to measure on a tree with uncommitted changes. llama-server
+and llama-batched-bench come from bench/llm/build-llama-tools (the same llama.cpp release
+inferd links).
 
     bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py
 """
@@ -36,9 +38,11 @@ import requests
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from inferd_harness import InferdServer, free_port  # noqa: E402
 from llm_helpers import add_llm, smollm2_gguf  # noqa: E402
+import result_file  # noqa: E402
 
 TOOLS = ROOT / "build-llama-tools"
 
@@ -242,8 +246,9 @@ def measure_peer(name, start, model, args, mixed):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "llm"),
-                        help="output path without extension")
+    parser.add_argument("--out", default="",
+                        help="output path without extension (default: a new "
+                        "bench/results/<date>-llm[-N]); never an existing file's")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output-tokens", type=int, default=64)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
@@ -254,10 +259,18 @@ def main():
     for tool in ("llama-server", "llama-batched-bench"):
         if not (TOOLS / "bin" / tool).is_file():
             raise SystemExit(f"{TOOLS}/bin/{tool} is missing: run bench/llm/build-llama-tools")
+    # A new dated file, never over a kept one; refused on a tree with uncommitted changes.
+    if args.out:
+        result_file.refuse_existing(Path(args.out))
+        out = Path(args.out)
+    else:
+        out = result_file.new_stem(result_file.RESULTS, "llm")
     gguf = str(smollm2_gguf())
     t = str(args.threads)
     load_before = os.getloadavg()
-    report = {"threads": args.threads, "output_tokens": args.output_tokens,
+    report = {"command": "bench/llm/llm_bench.py " + " ".join(sys.argv[1:]),
+              "commit": result_file.commit_of(ROOT), "machine": result_file.machine(),
+              "threads": args.threads, "output_tokens": args.output_tokens,
               "slots": SLOTS, "context_per_sequence": CONTEXT_PER_SEQUENCE,
               "load_before": load_before, "peers": {}}
     tmp = Path(tempfile.mkdtemp(prefix="llm-bench-"))
@@ -307,7 +320,6 @@ def main():
         "smollm2", args, mixed=True)
     report["load_after"] = os.getloadavg()
 
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(report, indent=2))
     out.with_suffix(".md").write_text(render(report, args))
@@ -325,7 +337,8 @@ def render(report, args):
         f"/v1/completions; {args.rounds} requests per client, median of {args.repeats} runs "
         "(all runs in the JSON). One run, one machine, servers one after another.", "",
         "Command: `bench/llm/build-llama-tools && .venv/bin/python bench/llm/llm_bench.py"
-        + "".join(" " + a for a in sys.argv[1:]) + "`", "",
+        + "".join(" " + a for a in sys.argv[1:]) + f"` at commit {report['commit']}", "",
+        f"Machine: {result_file.describe_machine(report['machine'])}.", "",
         f"Load average before / after: {', '.join(f'{x:.2f}' for x in report['load_before'])}"
         f" / {', '.join(f'{x:.2f}' for x in report['load_after'])} (2 cores; above ~1.5 the "
         "machine was shared with other work and the absolute numbers are low).", "",

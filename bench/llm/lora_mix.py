@@ -118,6 +118,7 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out-dir", default=str(ROOT / "bench" / "results"))
     args = p.parse_args()
+    result_file.require_clean_tree(Path(args.out_dir))  # a kept run measures a committed tree
     load_before = result_file.load()
     rounds = []
     with tempfile.TemporaryDirectory(prefix="lora-mix-") as tmp:

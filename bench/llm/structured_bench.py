@@ -168,6 +168,7 @@ def main() -> int:
     server_binary = TOOLS / "bin" / "llama-server"
     if not server_binary.is_file():
         raise SystemExit(f"{server_binary} is missing: run bench/llm/build-llama-tools")
+    result_file.require_clean_tree(Path(args.out_dir))  # a kept run measures a committed tree
     load_before = result_file.load()
     t = str(args.threads)
     rounds = []

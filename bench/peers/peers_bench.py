@@ -21,7 +21,8 @@ rounds. Clients:
 Per run: throughput, p50/p99, errors, and the server's CPU seconds per request (all
 processes of its session, from /proc, from the start of the run until it is idle again,
 over the requests it served: Δinference_count from its statistics where it has them,
-else the client's count). Writes <out-dir>/<name>.md, .json and <name>-<model>.png.
+else the client's count). Writes <out-dir>/<date>-<name>[-N].md, .json and -<model>.png
+(never over a kept file).
 """
 
 import argparse
@@ -363,6 +364,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if {"pa-http", "pa-grpc"} & set(args.clients) and not os.access(args.perf_analyzer, os.X_OK):
         raise SystemExit(f"no perf_analyzer at {args.perf_analyzer} "
                          "(scripts/setup-perf-analyzer; or --clients wrk-json)")
+    report.result_file.require_clean_tree(args.out_dir)  # a kept run measures a committed tree
     work_dir = tempfile.mkdtemp(prefix="inferd-peers-")
     binary = pin_binary(args, work_dir)
     print(f"configs, bodies and logs: {work_dir}; about {estimate_s(args) / 60:.0f} min",
@@ -400,7 +402,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 versions=versions(args.peers), settings=settings, work_dir=work_dir,
                 loadavg={"start": load_start, "end": os.getloadavg()}, **rec)
     paths = peers_report.write(full, args.out_dir, args.name)
-    print(peers_report.markdown(full, args.name))
+    print(peers_report.markdown(full, os.path.basename(paths[0])[:-len(".md")]))
     print("wrote " + ", ".join(paths), file=sys.stderr)
     return 1 if rec["failures"] or any(c["errors"] for c in rec["cells"]) else 0
 

@@ -10,6 +10,9 @@ import os
 import re
 from typing import Dict, List, Optional
 
+import report  # bench/, which peers_bench.py puts on sys.path
+import result_file
+
 
 LABELS = {"inferd": "inferd (demo config)",
           "inferd-autotune": "inferd (auto_tune, 1 intra-op thread)",
@@ -147,7 +150,7 @@ def markdown(rep: dict, name: str) -> str:
     lines = [f"# inferd and its peers — {rep['date']}", "",
              f"- command: `{rep['bench_command']}`",
              f"- git commit: {rep['git_commit']}; started {rep['started']}, ended {rep['ended']}",
-             f"- machine: {m['nproc']} CPUs, {m['cpu_model']}, Linux {m['kernel']}, {m['wrk']}, "
+             f"- machine: {report.machine_words(m)}, {m['wrk']}, "
              f"perf_analyzer {rep['perf_analyzer']}",
              f"- load average (1/5/15 min): {_load(rep['loadavg']['start'])} at the start, "
              f"{_load(rep['loadavg']['end'])} at the end (the benchmark itself keeps it near 2; "
@@ -271,7 +274,10 @@ def plot(rep: dict, model: str, path: str) -> bool:
 
 
 def write(rep: dict, out_dir: str, name: str) -> List[str]:
-    os.makedirs(out_dir, exist_ok=True)
+    """Writes <date>-<name>[-N].md, .json and -<model>.png (result_file.new_stem: never over a
+    kept file); returns their paths."""
+    stem = result_file.new_stem(out_dir, name)
+    out_dir, name = str(stem.parent), stem.name
     paths = []
     for model in rep["settings"]["models"]:
         png = os.path.join(out_dir, f"{name}-{model}.png")

@@ -34,6 +34,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import loadlib  # noqa: E402
 from loadlib import DEMO_MODELS, InferdServer, make_repository, sample_body, write_result
 
 FAULTY_CONFIG = """backend: torch
@@ -240,6 +241,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="(unused: every step is short)")
     parser.add_argument("--output", default="faults")
     args = parser.parse_args()
+    loadlib.require_clean_tree()  # a kept run measures a committed tree
     tmp = Path(tempfile.mkdtemp(prefix="inferd-faults-"))
     repo = make_repository(tmp / "models", {"bystander": "mlp_scorer", "victim": "digits"})
     write_faulty_model(repo / "faulty")

@@ -24,9 +24,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
 from inferd_harness import DEMO_MODELS, InferdServer, make_repository  # noqa: E402,F401
+sys.path.insert(0, str(ROOT / "bench"))
+import result_file  # noqa: E402
 
 # Where write_result puts its JSON; the CI tests point it at a temp folder.
-RESULTS = Path(os.environ.get("INFERD_RELIABILITY_RESULTS", ROOT / "bench" / "results" / "reliability"))
+KEPT = ROOT / "bench" / "results" / "reliability"
+RESULTS = Path(os.environ.get("INFERD_RELIABILITY_RESULTS", KEPT))
+_LOAD_AT_START: list = []
+
+
+def require_clean_tree() -> None:
+    """Each script calls this before measuring: a run kept in bench/results/reliability/
+    refuses a tree with uncommitted changes (result_file.require_clean_tree); the load
+    average now is recorded as the run's start."""
+    result_file.require_clean_tree(RESULTS)
+    _LOAD_AT_START[:] = [round(x, 2) for x in os.getloadavg()]
 
 
 def infer_request(model: str, body: bytes, host: str = "127.0.0.1") -> bytes:
@@ -185,21 +197,22 @@ def machine_note() -> dict:
     """What else ran: the load average and the machine, for the report."""
     load1, load5, _ = os.getloadavg()
     return {"cpus": os.cpu_count(), "loadavg_1m_at_end": round(load1, 2),
-            "loadavg_5m_at_end": round(load5, 2), "platform": platform.platform(),
-            "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                                  capture_output=True, text=True).stdout.strip(),
+            "loadavg_5m_at_end": round(load5, 2), "loadavg_at_start": _LOAD_AT_START or None,
+            "platform": platform.platform(), **result_file.machine(),
+            "git": result_file.commit_of(ROOT),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
 
 
 def write_result(name: str, command: str, data: dict) -> Path:
     RESULTS.mkdir(parents=True, exist_ok=True)
     data = {"name": name, "command": command, "machine": machine_note(), **data}
-    path = RESULTS / f"{name}.json"
-    # A kept run is never overwritten: a new run is a new file (--output NAME), reported
-    # beside the old one.
-    if path.exists() and RESULTS == ROOT / "bench" / "results" / "reliability":
-        raise SystemExit(f"{path} exists: a kept result is never overwritten; pass --output "
-                         f"with a new name (e.g. the date)")
+    # A kept run is never overwritten: in bench/results/reliability/ each run is a new
+    # <date>-<name>[-N].json (the undated <name>.json is the first run); elsewhere (the CI
+    # tests' temp folder) <name>.json.
+    if RESULTS == KEPT:
+        path = result_file.new_stem(RESULTS, name).with_suffix(".json")
+    else:
+        path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=2) + "\n")
     print(json.dumps(data, indent=2))
     return path

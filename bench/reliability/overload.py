@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import loadlib  # noqa: E402
 from loadlib import (InferdServer, binary_infer_request, closed_loop, latency_summary,
                      make_repository, open_loop, write_result)
 
@@ -61,6 +62,7 @@ def main() -> int:
     parser.add_argument("--output", default="overload",
                         help="the result's name in bench/results/reliability (never overwritten)")
     args = parser.parse_args()
+    loadlib.require_clean_tree()  # a kept run measures a committed tree
 
     tmp = Path(tempfile.mkdtemp(prefix="inferd-overload-"))
     repo = make_repository(tmp / "models", {"resnet18": "resnet18"})

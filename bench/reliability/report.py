@@ -1,24 +1,35 @@
 #!/usr/bin/env python3
-"""Writes bench/results/reliability.md from the JSON files the reliability scripts wrote in
-bench/results/reliability/ (each holds its command, its measurements and its verdict), so
-no figure is typed by hand.
+"""Writes a new bench/results/<date>-reliability[-N].md (never over an earlier one;
+bench/results/reliability.md is the first) from the JSON files the reliability scripts wrote
+in bench/results/reliability/ (each holds its command, its measurements and its verdict), so
+no figure is typed by hand. Each section is the newest run of its script (<name>.json, then
+<date>-<name>[-N].json); the earlier runs are listed under it.
 
-  .venv/bin/python bench/reliability/report.py > bench/results/reliability.md
-  .venv/bin/python bench/reliability/report.py --prefix 2026-12-05- \
-      > bench/results/2026-12-05-reliability.md     # a later run's files, <prefix><name>.json
+  .venv/bin/python bench/reliability/report.py            # writes the file
+  .venv/bin/python bench/reliability/report.py --print    # prints it, writes nothing
+  .venv/bin/python bench/reliability/report.py --prefix 2026-12-05- --print  # <prefix><name>.json
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import sys
 from pathlib import Path
 
-from loadlib import RESULTS
+from loadlib import RESULTS, result_file
 
 
 def load(name: str) -> dict | None:
     path = RESULTS / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def newest(name: str) -> tuple[str, list[str]]:
+    """The newest run of a script's result (its file name in RESULTS) and the earlier ones."""
+    runs = result_file.runs_of(name, "json", RESULTS)
+    return (runs[-1], runs[:-1]) if runs else (f"{name}.json", [])
 
 
 def verdict(data: dict) -> str:
@@ -31,6 +42,9 @@ def header(data: dict, title: str) -> None:
     print(f"Command: `.venv/bin/python {data['command']}` — {m['date']}, code `{m['git']}`, "
           f"{m['cpus']} cores, load average {m['loadavg_1m_at_end']} / {m['loadavg_5m_at_end']} "
           "at the end (the load generator and inferd themselves included).\n")
+    if "cpu_model" in m:
+        print(f"Machine: {result_file.describe_machine(m)}; load average at the start "
+              f"{m.get('loadavg_at_start')}.\n")
 
 
 def soak(d: dict) -> None:
@@ -147,9 +161,25 @@ def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("--prefix", default="",
-                        help="read <prefix><name>.json (a later run kept beside the first)")
+    parser.add_argument("--prefix", default=None,
+                        help="read <prefix><name>.json instead of each script's newest run")
+    parser.add_argument("--print", action="store_true",
+                        help="print the report instead of writing a new result file")
     args = parser.parse_args()
+    if not args.print:
+        result_file.require_clean_tree(result_file.RESULTS)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        report(args.prefix)
+    if args.print:
+        sys.stdout.write(text.getvalue())
+        return
+    stem = result_file.new_stem(result_file.RESULTS, "reliability")
+    stem.with_suffix(".md").write_text(text.getvalue())
+    print(f"wrote {stem}.md")
+
+
+def report(prefix: str | None) -> None:
     print("# Reliability figures\n")
     print("Each section was written by `bench/reliability/report.py` from the JSON its script "
           "left in `bench/results/reliability/` (the command is in each section). All load is "
@@ -157,11 +187,19 @@ def main() -> None:
           "figure that uses them; each section gives the machine's load when it ended.\n")
     for name, fn in (("soak", soak), ("overload", overload), ("faults", faults),
                      ("slow_clients", slow)):
-        data = load(args.prefix + name)
+        earlier: list[str] = []
+        if prefix is None:
+            file, earlier = newest(name)
+            data = load(file[:-len(".json")])
+        else:
+            data = load(prefix + name)
         if data is None:
             print(f"## {name}: not run\n")
         else:
             fn(data)
+        if earlier:
+            print("Earlier runs (bench/results/reliability/): "
+                  + ", ".join(f"`{e}`" for e in earlier) + ".\n")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import loadlib  # noqa: E402
 from loadlib import (InferdServer, _open_loop, infer_request, latency_summary, make_repository,
                      percentile, sample_body, write_result)
 from loadlib import Outcome, RunResult
@@ -111,6 +112,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--output", default="slow_clients")
     args = parser.parse_args()
+    loadlib.require_clean_tree()  # a kept run measures a committed tree
     tmp = Path(tempfile.mkdtemp(prefix="inferd-slow-"))
     server = InferdServer(make_repository(tmp / "models", {"mlp_scorer": "mlp_scorer"}),
                           tmp / "inferd.log").start()

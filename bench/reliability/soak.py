@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import loadlib  # noqa: E402
 from loadlib import InferdServer, make_repository, rss_kib, sample_body, write_result
 
 HERE = Path(__file__).resolve().parent
@@ -52,6 +53,7 @@ def main() -> int:
     parser.add_argument("--output", default="soak",
                         help="the result's name in bench/results/reliability (never overwritten)")
     args = parser.parse_args()
+    loadlib.require_clean_tree()  # a kept run measures a committed tree
 
     tmp = Path(tempfile.mkdtemp(prefix="inferd-soak-"))
     server = InferdServer(make_repository(tmp / "models", {args.model: args.model}),

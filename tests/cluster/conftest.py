@@ -22,6 +22,29 @@ from fleet import results_path  # noqa: E402
 from inferd_harness import DEMO_MODELS, INFERD_BINARY, REPO_ROOT, TorchReference  # noqa: E402
 
 
+def pytest_configure(config):
+    """A run that keeps its figures in bench/results/ (INFERD_CLUSTER_RESULTS, tests/cluster/
+    fleet.py's results_path) measures a committed tree into a new folder: bench/README.md,
+    "Kept runs"."""
+    folder = os.environ.get("INFERD_CLUSTER_RESULTS")
+    if not folder:
+        return
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    import result_file
+
+    path = Path(folder).resolve()
+    if not result_file.kept(path):
+        return
+    changed = result_file.changed_files()
+    if changed:
+        raise pytest.UsageError(f"INFERD_CLUSTER_RESULTS={folder}: the tree has uncommitted "
+                                f"changes to tracked files ({', '.join(changed)}); a kept run "
+                                "measures a committed tree")
+    if path.exists():
+        raise pytest.UsageError(f"INFERD_CLUSTER_RESULTS={folder} exists: a kept run is never "
+                                "overwritten; name a new folder (<date>-<name>)")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _built():
     if not INFERD_BINARY.is_file():

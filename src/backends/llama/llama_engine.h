@@ -48,12 +48,12 @@
 #include "absl/status/statusor.h"
 #include "backends/llama/adapter_batching.h"
 #include "backends/llama/decode_context.h"
-#include "backends/llama/decode_threads.h"
 #include "backends/llama/embedder.h"
 #include "backends/llama/llama_options.h"
 #include "backends/llama/request_preparer.h"
 #include "backends/llama/sequence_queue.h"
 #include "backends/llama/tokenizer.h"
+#include "common/adaptive_threads.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "core/backend/generation.h"
@@ -192,9 +192,9 @@ class LlamaEngine : public GenerativeModel {
   uint64_t kv_bytes_ = 0;
   uint64_t adapter_bytes_ = 0;
   bool generates_ = true;  // false for an encoder (non-causal attention)
-  // Decode loop only: the thread count of decode-only steps (decode_threads.h), and the
+  // Decode loop only: the thread count of decode-only steps (common/adaptive_threads.h), and the
   // count the context was last set to.
-  DecodeThreads decode_threads_;
+  AdaptiveThreads decode_threads_;
   int prompt_threads_ = 1;
   int context_threads_ = 0;
 

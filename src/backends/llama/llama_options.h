@@ -16,7 +16,7 @@ namespace inferd {
 //   context_length: N   tokens one sequence may hold, prompt and output together (2048)
 //   parallel: N         sequences decoded together in one step (4); the KV cache holds
 //                       context_length x parallel tokens, counted in the memory budget
-//   threads: N          threads of one decode step (0: automatic, decode_threads.h: up to
+//   threads: N          threads of one decode step (0: automatic, common/adaptive_threads.h: up to
 //                       the cores this process may use, fewer while other work holds them)
 //   batch_threads: N    threads of prompt processing (0: as threads; with threads 0, the
 //                       cores this process may use)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,8 +23,10 @@
 #include "backends/torch/torch_cuda.h"
 #include "backends/torch/torch_dtype.h"
 #include "backends/torch/torch_precision.h"
+#include "common/adaptive_threads.h"
 #include "common/cores.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/openmp_team.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
@@ -136,9 +139,21 @@ class TorchModel : public BackendModel {
   }
 
   void SetIntraOpThreads(int threads) override { intra_op_threads_ = threads; }
+  void AdaptIntraOpThreads() override {
+    const int most = intra_op_threads_.load();
+    if (intra_op_threads_fixed_ || device_.is_cuda() || most <= 1) return;
+    MutexLock lock(&adapt_mu_);
+    adaptive_.emplace(most, /*adaptive=*/true);
+    last_threads_ = most;
+    adapting_ = true;
+  }
   // LibTorch's intra-op threads are the calling thread's OpenMP team.
   void ReleaseCallerThreads() override { ReleaseOpenMpTeam(); }
-  int intra_op_threads() const override { return device_.is_cuda() ? 0 : intra_op_threads_.load(); }
+  // While adapting: the count the last run used.
+  int intra_op_threads() const override {
+    if (device_.is_cuda()) return 0;
+    return adapting_.load() ? last_threads_.load() : intra_op_threads_.load();
+  }
 
   absl::StatusOr<std::vector<Tensor>> Execute(std::span<const Tensor> inputs) override {
     try {
@@ -151,8 +166,30 @@ class TorchModel : public BackendModel {
   }
 
  private:
+  // The count for this run: the fixed one, or the adaptive chooser's.
+  int RunThreads() {
+    if (!adapting_.load(std::memory_order_relaxed)) {
+      return intra_op_threads_.load(std::memory_order_relaxed);
+    }
+    MutexLock lock(&adapt_mu_);
+    const int threads = adaptive_->Next();
+    last_threads_.store(threads, std::memory_order_relaxed);
+    return threads;
+  }
+
+  // Tells the chooser how long the forward pass of `rows` rows took on `threads` threads.
+  // With several execution instances, runs of different counts overlap and a probe may be
+  // judged by another instance's run of the same count: the times stay true per count.
+  void RecordRun(int threads, std::chrono::steady_clock::time_point start, int64_t rows) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    MutexLock lock(&adapt_mu_);
+    adaptive_->Record(threads, seconds, static_cast<int>(std::max<int64_t>(rows, 1)));
+  }
+
   absl::StatusOr<std::vector<Tensor>> ExecuteOrThrow(std::span<const Tensor> inputs) {
-    UseIntraOpThreads(intra_op_threads_.load(std::memory_order_relaxed));
+    const int threads = RunThreads();
+    UseIntraOpThreads(threads);
     c10::InferenceMode inference_mode;
     std::optional<c10::StreamGuard> stream_guard;
     if (device_.is_cuda()) stream_guard.emplace(InstanceStream(device_));
@@ -183,7 +220,11 @@ class TorchModel : public BackendModel {
       }
       args.emplace_back(std::move(host));
     }
+    const auto start = std::chrono::steady_clock::now();
     c10::IValue result = module_.forward(std::move(args));
+    if (adapting_.load(std::memory_order_relaxed)) {
+      RecordRun(threads, start, config_.batched() && !inputs.empty() ? inputs[0].shape()[0] : 1);
+    }
 
     std::vector<at::Tensor> tensors;
     if (result.isTensor()) {
@@ -249,6 +290,11 @@ class TorchModel : public BackendModel {
   const uint64_t weight_bytes_;
   std::atomic<int> intra_op_threads_;  // set by the batch tuner before instances start
   const bool intra_op_threads_fixed_;
+  // Set at load by AdaptIntraOpThreads: each run's count comes from `adaptive_`.
+  std::atomic<bool> adapting_{false};
+  std::atomic<int> last_threads_{0};
+  Mutex adapt_mu_;
+  std::optional<AdaptiveThreads> adaptive_ ABSL_GUARDED_BY(adapt_mu_);
 };
 
 // Parameters and buffers, counted before freezing turns them into graph constants.

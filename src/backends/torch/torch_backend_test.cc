@@ -10,6 +10,7 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include "common/cores.h"
 #include "core/config/model_config.h"
 #include "core/types/tensor.h"
 #include "gtest/gtest.h"
@@ -82,6 +83,38 @@ TEST(TorchBackendTest, EachModelRunsWithItsOwnIntraOpThreadCount) {
   EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[1]), 3);
   EXPECT_EQ(ThreadsAfterExecuteOnAFreshThread(*models[2]), 2);
   EXPECT_EQ(backend.intra_op_threads(), 2);
+  fs::remove_all(dir);
+}
+
+// A model told to adapt (the load probe kept several threads) times its own runs and tries
+// each candidate count first: the backend's count (every core), half of it, ... one
+// (common/adaptive_threads.h); one whose count the config fixed never moves.
+TEST(TorchBackendTest, AnAdaptingModelTriesEachCountAndAFixedOneNeverMoves) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "torch_backend_adapt";
+  fs::remove_all(dir);
+  const SavedModel plain = SaveDoubler(dir, "plain", "{}");
+  const SavedModel fixed = SaveDoubler(dir, "fixed", "{intra_op_threads: 3}");
+  TorchBackend backend(TorchBackendOptions{});  // every core, left open
+  std::vector<std::unique_ptr<BackendModel>> models;
+  for (const SavedModel* saved : {&plain, &fixed}) {
+    absl::StatusOr<std::unique_ptr<BackendModel>> model = backend.Load(
+        BackendLoadRequest{.config = &saved->config, .version_dir = saved->version_dir});
+    ASSERT_TRUE(model.ok()) << model.status();
+    (*model)->AdaptIntraOpThreads();
+    models.push_back(*std::move(model));
+  }
+  std::vector<int> candidates;  // every core, half, ..., one (one core: nothing to adapt)
+  for (int threads = CoresAvailable(); threads >= 1; threads /= 2) candidates.push_back(threads);
+  std::vector<int> used, used_fixed;
+  std::thread([&] {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      used.push_back(ThreadsAfterExecuteOnThisThread(*models[0]));
+      EXPECT_EQ(models[0]->intra_op_threads(), used.back());
+      used_fixed.push_back(ThreadsAfterExecuteOnThisThread(*models[1]));
+    }
+  }).join();
+  EXPECT_EQ(used, candidates);
+  EXPECT_EQ(used_fixed, std::vector<int>(candidates.size(), 3));
   fs::remove_all(dir);
 }
 

@@ -40,6 +40,12 @@ class BackendModel {
   virtual std::vector<int> IntraOpThreadChoices() const { return {}; }
   // Later Execute calls, on any thread, use `threads` (one of IntraOpThreadChoices()).
   virtual void SetIntraOpThreads(int threads) { (void)threads; }
+  // Later Execute calls choose their count themselves, among the current one, half of it, ...
+  // down to one, from their own measured times (common/adaptive_threads.h): a busy process
+  // beside the server makes a team of several threads wait on its descheduled member, so the
+  // count that was fastest at load may not be later. Called once at load, after the count is
+  // chosen; the count then moves only between that one and one.
+  virtual void AdaptIntraOpThreads() {}
   // The intra-op threads one Execute uses on a CPU; 0 when the engine does not say.
   virtual int intra_op_threads() const { return 0; }
 

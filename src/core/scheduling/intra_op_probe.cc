@@ -41,6 +41,14 @@ std::string Ms(double ms) {
   return text;
 }
 
+// The model keeps `threads` (> 1) to start with; its later runs choose among them.
+IntraOpChoice Adapting(BackendModel& model, IntraOpChoice choice, int threads) {
+  model.AdaptIntraOpThreads();
+  StrAppend(&choice.reason, "; later runs choose among ", threads,
+            " down to one from their own times (a busy neighbour slows a team)");
+  return choice;
+}
+
 }  // namespace
 
 absl::StatusOr<IntraOpChoice> ChooseIntraOpThreads(const ModelConfig& config, BackendModel& model,
@@ -63,14 +71,31 @@ absl::StatusOr<IntraOpChoice> ChooseIntraOpThreads(const ModelConfig& config, Ba
   if (cores > kFewCores) {
     choice.reason = StrCat("the backend's count: ", cores, " cores are more than ", kFewCores,
                            ", enough for the I/O threads beside it");
-    return choice;
+    return Adapting(model, choice, current);
   }
   ASSIGN_OR_RETURN(IntraOpRun alone, TimeFastestRun(config, model, time, current, 1));
   choice.probe.push_back(alone);
+  std::string team_note;
   if (alone.fastest_ms >= kSmallRunMs) {
-    choice.reason = StrCat("batch 1 takes ", Ms(alone.fastest_ms), " on ", current,
-                           " threads: not a small model, so it keeps them");
-    return choice;
+    // Slow on the team: a large model, or a small one whose team waits at every barrier for
+    // a member a busy neighbour keeps off its core (then every run is slow, and the fastest
+    // of several does not help). One thread tells them apart.
+    model.SetIntraOpThreads(1);
+    absl::StatusOr<IntraOpRun> single = TimeFastestRun(config, model, time, 1, 1);
+    if (!single.ok()) {
+      model.SetIntraOpThreads(current);
+      return single.status();
+    }
+    choice.probe.push_back(*single);
+    if (single->fastest_ms >= kSmallRunMs) {
+      model.SetIntraOpThreads(current);
+      choice.reason =
+          StrCat("batch 1 takes ", Ms(alone.fastest_ms), " on ", current, " threads and ",
+                 Ms(single->fastest_ms), " on one: not a small model, so it keeps them");
+      return Adapting(model, choice, current);
+    }
+    team_note = StrCat("; batch 1 took ", Ms(alone.fastest_ms), " on ", current, " threads but ",
+                       Ms(single->fastest_ms), " on one (a busy core slows the team)");
   }
   const int64_t largest = std::max(1, config.max_batch_size);
   model.SetIntraOpThreads(1);
@@ -85,13 +110,14 @@ absl::StatusOr<IntraOpChoice> ChooseIntraOpThreads(const ModelConfig& config, Ba
     choice.reason = StrCat("batch ", largest, " takes ", Ms(one->fastest_ms),
                            " on one thread (under ", Ms(kSmallRunMs), ") on ", cores,
                            " cores: serving a model this small is bound by the I/O threads, "
-                           "which need the other cores");
+                           "which need the other cores",
+                           team_note);
     return choice;
   }
   model.SetIntraOpThreads(current);
   choice.reason = StrCat("batch ", largest, " takes ", Ms(one->fastest_ms),
-                         " on one thread: large enough to use ", current);
-  return choice;
+                         " on one thread: large enough to use ", current, team_note);
+  return Adapting(model, choice, current);
 }
 
 std::string DescribeIntraOpChoice(const IntraOpChoice& choice) {

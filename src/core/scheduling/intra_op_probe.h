@@ -45,11 +45,14 @@ struct IntraOpChoice {
 };
 
 // Chooses for `model`, whose warm-up has run. When the backend offers no choice
-// (IntraOpThreadChoices() empty: the config or --intra-op-threads fixed the count) or the
-// machine has more than kFewCores cores, keeps the backend's count. Otherwise times batch 1
-// on the current count (a model slower than kSmallRunMs there is not small, and the probe
-// stops), then the largest batch on one thread, and keeps one thread if that is under
-// kSmallRunMs, else restores the count. Errors are the model's own (Execute failed).
+// (IntraOpThreadChoices() empty: the config or --intra-op-threads fixed the count), keeps it.
+// When the machine has more than kFewCores cores, keeps the backend's count. Otherwise times
+// batch 1 on the current count; if that is slower than kSmallRunMs, batch 1 on one thread too
+// (a model slow on both is not small, and the probe stops; one quick on a single thread was
+// slowed by a busy core holding up the team). Then the largest batch on one thread: one
+// thread is kept if that is under kSmallRunMs, else the count is restored. Whenever several
+// threads are kept, the model is told to adapt its count at run time
+// (BackendModel::AdaptIntraOpThreads). Errors are the model's own (Execute failed).
 absl::StatusOr<IntraOpChoice> ChooseIntraOpThreads(const ModelConfig& config, BackendModel& model,
                                                    const TimeSource& time, int cores);
 

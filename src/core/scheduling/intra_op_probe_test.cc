@@ -43,9 +43,11 @@ class ProbedModel : public BackendModel {
     return fixed ? std::vector<int>{} : std::vector<int>{2, 1};
   }
   void SetIntraOpThreads(int count) override { threads = count; }
+  void AdaptIntraOpThreads() override { adapting = true; }
   int intra_op_threads() const override { return threads; }
 
   int threads = 2;
+  bool adapting = false;  // AdaptIntraOpThreads was called
   bool fixed = false;
   bool fail = false;
   std::vector<Duration> stalls;
@@ -90,6 +92,7 @@ TEST(IntraOpProbeTest, ASmallModelOnFewCoresKeepsOneThread) {
   EXPECT_THAT(model.runs,
               ElementsAre(std::pair<int64_t, int>{1, 2}, std::pair<int64_t, int>{1, 2},
                           std::pair<int64_t, int>{32, 1}, std::pair<int64_t, int>{32, 1}));
+  EXPECT_FALSE(model.adapting);  // one thread is the choice for serving, not a start
 }
 
 TEST(IntraOpProbeTest, ALargeModelKeepsItsThreadsAfterOneShortProbe) {
@@ -99,11 +102,34 @@ TEST(IntraOpProbeTest, ALargeModelKeepsItsThreadsAfterOneShortProbe) {
   ASSERT_TRUE(choice.ok()) << choice.status();
   EXPECT_EQ(choice->threads, 2);
   EXPECT_EQ(model.threads, 2);
-  ASSERT_EQ(choice->probe.size(), 1u);  // batch 1 on two threads told it all
+  // Batch 1 on two threads, then on one: slow on both, so the model is large.
+  ASSERT_EQ(choice->probe.size(), 2u);
   EXPECT_DOUBLE_EQ(choice->probe[0].fastest_ms, 25);
   EXPECT_EQ(choice->probe[0].runs, 2);  // 50 ms of runs is the budget
+  EXPECT_EQ(choice->probe[1].threads, 1);
+  EXPECT_DOUBLE_EQ(choice->probe[1].fastest_ms, 50);
   EXPECT_THAT(choice->reason, HasSubstr("not a small model"));
   for (const auto& [batch, threads] : model.runs) EXPECT_EQ(batch, 1);
+  // Kept several threads: later runs choose among them from their own times.
+  EXPECT_TRUE(model.adapting);
+  EXPECT_THAT(choice->reason, HasSubstr("later runs choose"));
+}
+
+// A busy neighbour during the load: the two-thread team waits at every barrier for the
+// member the kernel descheduled, so each run of the small model takes milliseconds on two
+// threads (every run, so the fastest of several does not help), while one thread is quick.
+TEST(IntraOpProbeTest, ATeamSlowedByABusyCoreDoesNotMakeASmallModelLookLarge) {
+  FakeTimeSource time;
+  ProbedModel model(&time, [](int64_t batch, int threads) {
+    return threads == 2 ? Micros(11'500) : Small(batch, threads);
+  });
+  absl::StatusOr<IntraOpChoice> choice = ChooseIntraOpThreads(Batched(32), model, time, 2);
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->threads, 1);
+  EXPECT_EQ(model.threads, 1);
+  EXPECT_FALSE(model.adapting);
+  EXPECT_THAT(choice->reason, HasSubstr("batch 32 takes 0.224 ms on one thread"));
+  EXPECT_THAT(choice->reason, HasSubstr("batch 1 took 11.5 ms on 2 threads but 0.007 ms on one"));
 }
 
 TEST(IntraOpProbeTest, AModelSmallAloneButLargeAtItsLargestBatchRestoresTheCount) {
@@ -119,6 +145,7 @@ TEST(IntraOpProbeTest, AModelSmallAloneButLargeAtItsLargestBatchRestoresTheCount
   EXPECT_DOUBLE_EQ(choice->probe[1].fastest_ms, 12.8);
   EXPECT_EQ(choice->probe[1].runs, 4);  // 51.2 ms: past the budget
   EXPECT_THAT(choice->reason, HasSubstr("large enough to use 2"));
+  EXPECT_TRUE(model.adapting);
 }
 
 TEST(IntraOpProbeTest, DescheduledRunsDoNotMakeASmallModelLookLarge) {
@@ -151,6 +178,7 @@ TEST(IntraOpProbeTest, ManyCoresKeepTheBackendsCountUntimed) {
   EXPECT_THAT(choice->probe, IsEmpty());
   EXPECT_THAT(model.runs, IsEmpty());
   EXPECT_THAT(choice->reason, HasSubstr("16 cores"));
+  EXPECT_TRUE(model.adapting);
 }
 
 TEST(IntraOpProbeTest, AFixedCountIsReportedAndNotTimed) {
@@ -163,6 +191,7 @@ TEST(IntraOpProbeTest, AFixedCountIsReportedAndNotTimed) {
   EXPECT_EQ(choice->threads, 3);
   EXPECT_THAT(model.runs, IsEmpty());
   EXPECT_THAT(choice->reason, HasSubstr("intra_op_threads"));
+  EXPECT_FALSE(model.adapting);  // a count the configuration fixed is used as written
 }
 
 TEST(IntraOpProbeTest, AnUnbatchedModelIsTimedAtBatchOne) {

@@ -88,12 +88,15 @@ void WriteBatching(const ServedModel& model, JsonWriter& writer) {
 }
 
 // The intra-op thread count chosen at load, why, and the runs timed for it
-// (core/scheduling/intra_op_probe.h).
-void WriteIntraOpThreads(const IntraOpChoice& choice, JsonWriter& writer) {
+// (core/scheduling/intra_op_probe.h); `current`: the count the model's last run used (it
+// moves when the model adapts it at run time: BackendModel::AdaptIntraOpThreads).
+void WriteIntraOpThreads(const IntraOpChoice& choice, int current, JsonWriter& writer) {
   writer.Key("intra_op_threads");
   writer.StartObject();
   writer.Key("count");
   writer.Int(choice.threads);
+  writer.Key("current");
+  writer.Int(current);
   writer.Key("reason");
   writer.String(choice.reason.c_str());
   writer.Key("probe");
@@ -169,7 +172,7 @@ void WriteModelStats(const ServedModel& model, const LifecycleReport& lifecycle,
   }
   writer.EndArray();
   WriteBatching(model, writer);
-  WriteIntraOpThreads(model.intra_op(), writer);
+  WriteIntraOpThreads(model.intra_op(), model.backend_model()->intra_op_threads(), writer);
   if (const GenerativeModel* generator = model.generative()) {
     WriteGenerationStats(generator->Stats(), writer);
   }

@@ -1,4 +1,4 @@
-#include "backends/llama/decode_threads.h"
+#include "common/adaptive_threads.h"
 
 #include <functional>
 #include <map>
@@ -10,7 +10,7 @@ namespace {
 
 // Runs `steps` decode steps of `tokens` tokens, each timed by `seconds_per_token(threads)`;
 // returns how many steps used each count.
-std::map<int, int> RunSteps(DecodeThreads& chooser, int steps,
+std::map<int, int> RunSteps(AdaptiveThreads& chooser, int steps,
                             const std::function<double(int)>& seconds_per_token, int tokens = 1) {
   std::map<int, int> used;
   for (int i = 0; i < steps; ++i) {
@@ -24,19 +24,19 @@ std::map<int, int> RunSteps(DecodeThreads& chooser, int steps,
 double Alone(int threads) { return threads == 2 ? 0.014 : 0.024; }   // 2 cores free
 double Shared(int threads) { return threads == 2 ? 0.045 : 0.027; }  // a busy neighbour
 
-TEST(DecodeThreadsTest, AFixedCountIsAlwaysUsed) {
-  DecodeThreads chooser(4, /*adaptive=*/false);
+TEST(AdaptiveThreadsTest, AFixedCountIsAlwaysUsed) {
+  AdaptiveThreads chooser(4, /*adaptive=*/false);
   const std::map<int, int> used = RunSteps(chooser, 100, Alone);
   EXPECT_EQ(used, (std::map<int, int>{{4, 100}}));
 }
 
-TEST(DecodeThreadsTest, OneCoreHasNothingToChoose) {
-  DecodeThreads chooser(1, /*adaptive=*/true);
+TEST(AdaptiveThreadsTest, OneCoreHasNothingToChoose) {
+  AdaptiveThreads chooser(1, /*adaptive=*/true);
   EXPECT_EQ(RunSteps(chooser, 50, Alone), (std::map<int, int>{{1, 50}}));
 }
 
-TEST(DecodeThreadsTest, CandidatesHalveDownToOne) {
-  DecodeThreads chooser(6, /*adaptive=*/true, 1000);
+TEST(AdaptiveThreadsTest, CandidatesHalveDownToOne) {
+  AdaptiveThreads chooser(6, /*adaptive=*/true, 1000);
   // The first steps try each candidate once: 6, 3, 1 (6 / 2 / 2 = 1).
   std::vector<int> first;
   for (int i = 0; i < 3; ++i) {
@@ -47,16 +47,16 @@ TEST(DecodeThreadsTest, CandidatesHalveDownToOne) {
   EXPECT_EQ(chooser.Next(), 1);
 }
 
-TEST(DecodeThreadsTest, AloneEveryCoreWinsAndTheOtherCountIsOnlyProbed) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, AloneEveryCoreWinsAndTheOtherCountIsOnlyProbed) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   const std::map<int, int> used = RunSteps(chooser, 1024, Alone);
   // The first try, then probes 64, 128, 256, 512 and 512 steps apart: five in 1024 steps.
   EXPECT_LE(used.at(1), 6);
   EXPECT_GE(used.at(2), 1024 - 6);
 }
 
-TEST(DecodeThreadsTest, ABusyNeighbourMovesItToFewerThreadsAtOnce) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, ABusyNeighbourMovesItToFewerThreadsAtOnce) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   RunSteps(chooser, 300, Alone);
   ASSERT_EQ(chooser.Best(), 2);
   // The neighbour arrives: the best count's own samples show it within a window.
@@ -66,24 +66,24 @@ TEST(DecodeThreadsTest, ABusyNeighbourMovesItToFewerThreadsAtOnce) {
   EXPECT_LE(used.count(2) ? used.at(2) : 0, 4);
 }
 
-TEST(DecodeThreadsTest, WhenTheNeighbourLeavesAProbeFindsEveryCoreFasterAgain) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, WhenTheNeighbourLeavesAProbeFindsEveryCoreFasterAgain) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   RunSteps(chooser, 100, Shared);
   ASSERT_EQ(chooser.Best(), 1);
   RunSteps(chooser, 200, Alone);
   EXPECT_EQ(chooser.Best(), 2);
 }
 
-TEST(DecodeThreadsTest, ProbesThatLoseComeLessOftenDownToOneIn512Steps) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, ProbesThatLoseComeLessOftenDownToOneIn512Steps) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   RunSteps(chooser, 2048, Shared);
   const std::map<int, int> used = RunSteps(chooser, 4096, Shared);
   EXPECT_GE(used.at(2), 4096 / 512 - 1);
   EXPECT_LE(used.at(2), 4096 / 512 + 1);
 }
 
-TEST(DecodeThreadsTest, ComparesTimePerTokenNotPerStep) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, ComparesTimePerTokenNotPerStep) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   // Two threads: 16-token steps of 0.16 s (0.010 s a token); one thread: 1-token steps of
   // 0.015 s. Per step one thread looks faster; per token two are.
   for (int i = 0; i < 2; ++i) {
@@ -94,8 +94,8 @@ TEST(DecodeThreadsTest, ComparesTimePerTokenNotPerStep) {
   EXPECT_EQ(chooser.Best(), 2);
 }
 
-TEST(DecodeThreadsTest, IgnoresRecordsItCannotUse) {
-  DecodeThreads chooser(2, /*adaptive=*/true, 64);
+TEST(AdaptiveThreadsTest, IgnoresRecordsItCannotUse) {
+  AdaptiveThreads chooser(2, /*adaptive=*/true, 64);
   chooser.Record(7, 0.01, 1);    // not a candidate
   chooser.Record(2, 0.01, 0);    // no tokens
   chooser.Record(2, -1.0, 1);    // a clock that went backwards

@@ -1,11 +1,11 @@
-#include "backends/llama/decode_threads.h"
+#include "common/adaptive_threads.h"
 
 #include <algorithm>
 #include <limits>
 
 namespace inferd {
 
-DecodeThreads::DecodeThreads(int most, bool adaptive, int64_t probe_every)
+AdaptiveThreads::AdaptiveThreads(int most, bool adaptive, int64_t probe_every)
     : adaptive_(adaptive), probe_every_(std::max<int64_t>(probe_every, 2)) {
   most = std::max(most, 1);
   for (int threads = most; threads >= 1; threads /= 2) {
@@ -15,7 +15,7 @@ DecodeThreads::DecodeThreads(int most, bool adaptive, int64_t probe_every)
   for (Candidate& candidate : candidates_) candidate.interval = probe_every_;
 }
 
-double DecodeThreads::Median(const Candidate& candidate) const {
+double AdaptiveThreads::Median(const Candidate& candidate) const {
   static_assert(kWindow == 3, "the median below is of three");
   const std::array<double, kWindow>& r = candidate.recent;
   switch (std::min(candidate.samples, kWindow)) {
@@ -30,14 +30,14 @@ double DecodeThreads::Median(const Candidate& candidate) const {
   }
 }
 
-DecodeThreads::Candidate* DecodeThreads::Find(int threads) {
+AdaptiveThreads::Candidate* AdaptiveThreads::Find(int threads) {
   for (Candidate& candidate : candidates_) {
     if (candidate.threads == threads) return &candidate;
   }
   return nullptr;
 }
 
-int DecodeThreads::Best() const {
+int AdaptiveThreads::Best() const {
   const Candidate* best = &candidates_.front();
   for (const Candidate& candidate : candidates_) {
     if (Median(candidate) < Median(*best)) best = &candidate;
@@ -45,13 +45,13 @@ int DecodeThreads::Best() const {
   return best->threads;
 }
 
-int DecodeThreads::Next() {
+int AdaptiveThreads::Next() {
   if (!adaptive_ || candidates_.size() == 1) return candidates_.front().threads;
-  ++step_;
+  ++run_;
   const int best = Best();
   for (Candidate& candidate : candidates_) {
-    // Never measured, or due: this step probes it, judged by this step's time alone.
-    if (candidate.samples == 0 || (candidate.threads != best && step_ >= candidate.probe_at)) {
+    // Never measured, or due: this run probes it, judged by this run's time alone.
+    if (candidate.samples == 0 || (candidate.threads != best && run_ >= candidate.probe_at)) {
       candidate.samples = 0;
       probing_ = candidate.threads;
       return candidate.threads;
@@ -60,10 +60,10 @@ int DecodeThreads::Next() {
   return best;
 }
 
-void DecodeThreads::Record(int threads, double seconds, int tokens) {
+void AdaptiveThreads::Record(int threads, double seconds, int units) {
   Candidate* candidate = Find(threads);
-  if (candidate == nullptr || tokens <= 0 || !(seconds >= 0)) return;
-  candidate->recent[static_cast<size_t>(candidate->samples % kWindow)] = seconds / tokens;
+  if (candidate == nullptr || units <= 0 || !(seconds >= 0)) return;
+  candidate->recent[static_cast<size_t>(candidate->samples % kWindow)] = seconds / units;
   ++candidate->samples;
   if (threads != probing_) return;
   probing_ = 0;
@@ -71,12 +71,12 @@ void DecodeThreads::Record(int threads, double seconds, int tokens) {
     // A probe that won: the machine changed, so every other count is worth a look soon.
     for (Candidate& other : candidates_) {
       other.interval = probe_every_;
-      other.probe_at = step_ + probe_every_;
+      other.probe_at = run_ + probe_every_;
     }
   } else {
     // A probe that lost: asked again less often, down to one in kMaxBackoff x probe_every.
     candidate->interval = std::min(candidate->interval * 2, probe_every_ * kMaxBackoff);
-    candidate->probe_at = step_ + candidate->interval;
+    candidate->probe_at = run_ + candidate->interval;
   }
 }
 
