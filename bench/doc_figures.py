@@ -71,9 +71,15 @@ def _inferd_over(run: dict, model: str, peer: str = "triton") -> Dict[Tuple[str,
     return out
 
 
-def _range(run: dict, model: str) -> Tuple[float, float]:
-    ratios = [r for r, _, _ in _inferd_over(run, model).values()]
+def _range(run: dict, model: str, peer: str = "triton") -> Tuple[float, float]:
+    ratios = [r for r, _, _ in _inferd_over(run, model, peer).values()]
     return min(ratios), max(ratios)
+
+
+def _peers_run(run: dict, *peers: str) -> Tuple:
+    """inferd over each peer on mlp_scorer (min-max), then the load at the start and end."""
+    ranges = [x for peer in peers for x in _range(run, "mlp_scorer", peer)]
+    return (*ranges, run["loadavg"]["start"][0], run["loadavg"]["end"][0])
 
 
 def _closest(run: dict, model: str) -> Tuple[float, float]:
@@ -193,6 +199,8 @@ def _shm_over(run: dict, transport: str) -> Tuple[float, float]:
 PEERS = result_file.newest("peers")
 TRITON3 = result_file.newest("peers-vs-triton")
 XEON = "2026-12-04-peers-vs-triton-xeon.json"
+BENTOML = "2026-12-06-peers-bentoml.json"
+BENTOML_KSERVE = "2026-12-06-peers-bentoml-kserve.json"
 XEON_EARLIER = "git:df3ea7e:bench/results/peers.json"
 GRPC_AA = "2026-12-04-2026-12-04-grpc-a-a-xeon.json"
 ACCESS_LOG = "2026-12-04-2026-12-04-grpc-batched-access-log.json"
@@ -206,10 +214,29 @@ DEPLOY = "2026-12-01-deployment/"
 COUNTS = ("scheduled", "failed", "lost", "retried_by_nginx")
 ONE_THREAD = "cells[mlp_scorer, 64, autotune-1t] and [.., autotune]: median qps (batching_report.summarise) / 1000"
 RATIO = "min-max over clients and concurrencies of cells[model, client, c, 'inferd'].summary.qps / cells[..., 'triton'].summary.qps"
+PEERS_RATIO = ("mlp_scorer: " + RATIO.replace("'triton'", "peer")
+               + "; loadavg.start[0], .end[0]")
 
 FIGURES: List[Figure] = [
     Figure("README.md", "inferd serves the small model at {:.2g}-{:.2g}× Triton's (Python "
-           "backend) rate", PEERS, lambda r: _range(r, "mlp_scorer"), f"mlp_scorer: {RATIO}"),
+           "backend, dynamic batching with a 1 ms queue delay) rate", PEERS,
+           lambda r: _range(r, "mlp_scorer"), f"mlp_scorer: {RATIO}"),
+    Figure("README.md", "inferd's demo config served {:.2g}-{:.2g}× BentoML's requests/s "
+           "({:.2g}-{:.2g}× TorchServe's, {:.2g}-{:.2g}× LitServe's) at a load average of "
+           "{:.1f}-{:.1f}", BENTOML,
+           lambda r: _peers_run(r, "bentoml", "torchserve", "litserve"), PEERS_RATIO),
+    Figure("README.md", "inferd's demo config served {:.3g}-{:.3g}× BentoML's requests/s, "
+           "{:.3g}-{:.3g}× KServe's and {:.3g}-{:.3g}× TorchServe's, at a load average of "
+           "{:.1f}-{:.1f}", BENTOML_KSERVE,
+           lambda r: _peers_run(r, "bentoml", "kserve", "torchserve"), PEERS_RATIO),
+    Figure("docs/benchmarks.md", "inferd's demo config served {:.2g}-{:.2g}× BentoML's "
+           "requests/s ({:.2g}-{:.2g}× TorchServe's, {:.2g}-{:.2g}× LitServe's) at a load "
+           "average of {:.1f}-{:.1f}", BENTOML,
+           lambda r: _peers_run(r, "bentoml", "torchserve", "litserve"), PEERS_RATIO),
+    Figure("docs/benchmarks.md", "inferd's demo config served {:.3g}-{:.3g}× BentoML's "
+           "requests/s, {:.3g}-{:.3g}× KServe's and {:.3g}-{:.3g}× TorchServe's, at a load "
+           "average of {:.1f}-{:.1f}", BENTOML_KSERVE,
+           lambda r: _peers_run(r, "bentoml", "kserve", "torchserve"), PEERS_RATIO),
     Figure("README.md", "and resnet18 at {:.2f}-{:.2f}×;", PEERS,
            lambda r: _range(r, "resnet18"), f"resnet18: {RATIO}"),
     Figure("README.md", "on text_classifier it is at {:.2f}-{:.2f}×, behind Triton", PEERS,

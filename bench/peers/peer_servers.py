@@ -14,17 +14,25 @@ TorchScript), one instance / replica / worker, with the peer's own dynamic batch
   * ray             — Ray Serve, apps/ray_app.py, `@serve.batch`;
   * litserve        — LitServe, apps/litserve_app.py, `max_batch_size`/`batch_timeout`;
   * torchserve      — TorchServe 0.12 (Java frontend), apps/torchserve_handler.py,
-                      `batchSize`/`maxBatchDelay`.
+                      `batchSize`/`maxBatchDelay`;
+  * bentoml         — BentoML 1.4.40, apps/bentoml_app.py started with `bentoml serve`,
+                      `@bentoml.api(batchable=True, max_batch_size, max_latency_ms)`
+                      (its adaptive batching), one worker;
+  * kserve          — KServe 0.21.0's Python model server, apps/kserve_app.py (a
+                      `kserve.Model` under `kserve.ModelServer`), no batching: KServe
+                      batches in its agent sidecar under Kubernetes, not in this server.
 
-inferd and Triton speak KServe v2 (HTTP and gRPC) natively. Ray Serve, LitServe and
-TorchServe have no KServe v2 front: the apps give them a route that takes the same KServe
-v2 JSON body (TorchServe on its own `/predictions/<model>` path), so wrk sends the same
-bytes to all; perf_analyzer, which needs the model metadata and config endpoints, drives
-only the two that speak the protocol.
+inferd and Triton speak KServe v2 (HTTP and gRPC) natively, and so does KServe's model
+server over HTTP. Ray Serve, LitServe, TorchServe and BentoML have no KServe v2 front: the
+apps give them a route that takes the same KServe v2 JSON body (TorchServe on its own
+`/predictions/<model>` path), so wrk sends the same bytes to all (BentoML answers with a
+JSON array of the output tensors, FRONTS). perf_analyzer, which needs the model metadata
+and Triton's model config endpoint, drives only inferd and Triton (KSERVE_NATIVE).
 
 A server runs in its own session; its CPU time is the sum over every process in that
-session (Ray's raylet, GCS and replica actors, TorchServe's JVM and Python worker,
-Triton's Python-backend stub), read from /proc.
+session and their descendants in sessions of their own (Ray's raylet, GCS and replica
+actors, TorchServe's JVM and Python worker, Triton's Python-backend stub, BentoML's
+supervisor and worker), read from /proc.
 """
 
 import json
@@ -50,7 +58,8 @@ import bodies  # noqa: E402
 import servers  # noqa: E402
 
 HOST = "127.0.0.1"
-ALL = ("inferd", "inferd-autotune", "triton", "ray", "litserve", "torchserve")
+ALL = ("inferd", "inferd-autotune", "triton", "ray", "litserve", "torchserve", "bentoml",
+       "kserve")
 KSERVE_NATIVE = ("inferd", "inferd-autotune", "triton")
 
 FRONTS = {
@@ -63,7 +72,23 @@ FRONTS = {
                 "`api_path`); no metadata/config endpoints, no gRPC",
     "torchserve": "its own inference API, POST /predictions/M, with the KServe v2 JSON body "
                   "parsed by the handler (apps/torchserve_handler.py); no KServe v2 paths",
+    "bentoml": "given a KServe v2 JSON route: POST /v2/models/M/infer is the batchable API "
+               "(apps/bentoml_app.py), its parameter the request's `inputs` list; it answers "
+               "that API's return value, a JSON array of the output tensors, not KServe's "
+               "{\"outputs\": [...]} object (a batchable API answers its slice of a list); "
+               "no metadata/config endpoints, no gRPC",
+    "kserve": "KServe v2 over HTTP, its own (POST /v2/models/M/infer, model metadata); not "
+              "Triton's model config endpoint that perf_analyzer reads first, so wrk only; its "
+              "gRPC front off here; listens on 0.0.0.0 (ModelServer has no host option)",
 }
+
+# BentoML's max_latency_ms is not a queue delay like the others' 1 ms: its dispatcher learns
+# how long to wait from the batches it has timed, and answers 503 to a request that would
+# wait longer than max_latency_ms. 1000 is the value of BentoML's own adaptive-batching
+# example. The learned wait follows the waits it has logged (a batch that queued behind the
+# one running counts), decaying 5 % per refresh; with the default, 60000, one trial here
+# (load ~5) answered lone mlp_scorer requests in ~150 ms after a run at 64 clients.
+BENTOML_MAX_LATENCY_MS = 1000
 
 
 @dataclass
@@ -210,7 +235,7 @@ def make_triton(spec: ModelSpec, args, work_dir: str) -> Peer:
                 env=env, config=text)
 
 
-# --- Ray Serve and LitServe ----------------------------------------------------------------
+# --- Ray Serve, LitServe and KServe ----------------------------------------------------------------
 
 def make_python_app(name: str, spec: ModelSpec, work_dir: str) -> Peer:
     port = servers.free_port()
@@ -222,6 +247,9 @@ def make_python_app(name: str, spec: ModelSpec, work_dir: str) -> Peer:
     config = (f"@serve.batch(max_batch_size={spec.max_batch}, batch_wait_timeout_s="
               f"{spec.delay_us / 1e6:g}), num_replicas=1, max_ongoing_requests=1000 (Ray's default "
               "of 5 per replica would cap a batch at 5)" if name == "ray" else
+              "kserve.ModelServer(workers=1, enable_grpc=False), the rest its defaults; no "
+              "batching (KServe batches in its agent sidecar under Kubernetes, not in the model "
+              "server)" if name == "kserve" else
               f"LitAPI(max_batch_size={spec.max_batch}, batch_timeout={spec.delay_us / 1e6:g}), "
               "workers_per_device=1")
     return Peer(name, spec.name, command, os.path.join(work_dir, f"{name}-{spec.name}.log"),
@@ -280,11 +308,34 @@ def make(name: str, spec: ModelSpec, args, work_dir: str) -> Peer:
         return make_inferd(name, spec, args, work_dir)
     if name == "triton":
         return make_triton(spec, args, work_dir)
-    if name in ("ray", "litserve"):
+    if name in ("ray", "litserve", "kserve"):
         return make_python_app(name, spec, work_dir)
     if name == "torchserve":
         return make_torchserve(spec, work_dir)
+    if name == "bentoml":
+        return make_bentoml(spec, work_dir)
     raise ValueError(f"unknown peer {name!r} (known: {', '.join(ALL)})")
+
+
+# --- BentoML ------------------------------------------------------------------------------
+
+def make_bentoml(spec: ModelSpec, work_dir: str) -> Peer:
+    port = servers.free_port()
+    command = [os.path.join(venv("bentoml"), "bin", "bentoml"), "serve", "bentoml_app:Model",
+               "--host", HOST, "--port", str(port), "--working-dir", APPS_DIR]
+    env = {"PEER_MODEL_FILE": spec.model_file, "PEER_MODEL": spec.name,
+           "PEER_OUTPUT": spec.output_name, "PEER_MAX_BATCH": str(spec.max_batch),
+           "PEER_MAX_LATENCY_MS": str(BENTOML_MAX_LATENCY_MS),
+           # No usage tracking (it would call out), and its home under the run's directory.
+           "BENTOML_DO_NOT_TRACK": "true", "BENTOML_HOME": os.path.join(work_dir, "bentoml")}
+    config = (f"@bentoml.service(workers=1), @bentoml.api(batchable=True, batch_dim=0, "
+              f"max_batch_size={spec.max_batch}, max_latency_ms={BENTOML_MAX_LATENCY_MS}): "
+              "adaptive batching, the wait learned from timed batches and capped by "
+              "max_latency_ms (a request past it gets 503); one thread for the synchronous API "
+              "(BentoML's default)")
+    return Peer("bentoml", spec.name, command, os.path.join(work_dir, f"bentoml-{spec.name}.log"),
+                f"http://{HOST}:{port}/v2/models/{spec.name}/infer", env=env, cwd=work_dir,
+                config=config)
 
 
 # --- running -------------------------------------------------------------------------------
@@ -341,7 +392,10 @@ def wait_ready(peer: Peer, payload: bytes, timeout_s: float) -> float:
 
 
 def session_pids(sid: int) -> List[int]:
-    pids = []
+    """Every process of the server started as session `sid`: those in that session, and
+    their descendants in sessions of their own (BentoML's process manager starts its worker
+    with setsid), with whatever else runs in those sessions."""
+    procs = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -350,14 +404,19 @@ def session_pids(sid: int) -> List[int]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[3]) == sid:
-            pids.append(int(entry))
-    return pids
+        procs[int(entry)] = (int(fields[1]), int(fields[3]))  # ppid, session
+    members = {pid for pid, (_, session) in procs.items() if session == sid}
+    while True:
+        more = {pid for pid, (ppid, session) in procs.items()
+                if pid not in members and (ppid in members or session in members)}
+        if not more:
+            return sorted(members)
+        members |= more
 
 
 def cpu_seconds(peer: Peer) -> float:
-    """User + system CPU of every process in the server's session, reaped children included
-    (a child's time moves into its parent's cutime/cstime when it exits)."""
+    """User + system CPU of every process of the server (session_pids), reaped children
+    included (a child's time moves into its parent's cutime/cstime when it exits)."""
     if peer.process is None:
         return 0.0
     total = 0.0
@@ -407,12 +466,14 @@ def read_inference_count(peer: Peer) -> Optional[int]:
 
 
 def stop(peer: Peer, grace_s: float = 15) -> Optional[int]:
-    """SIGTERM to the server's process group, then SIGKILL to every process left in its
-    session (Ray's daemons and TorchServe's JVM may sit in other groups of that session)."""
+    """SIGTERM to the server's process group, then SIGKILL to every process left of it
+    (Ray's daemons and TorchServe's JVM may sit in other groups of that session, BentoML's
+    worker in a session of its own)."""
     proc = peer.process
     if proc is None:
         return None
     sid = proc.pid
+    known = set(session_pids(sid))  # a worker outliving its parent leaves the tree
     if proc.poll() is None:
         try:
             os.killpg(sid, signal.SIGTERM)
@@ -422,10 +483,14 @@ def stop(peer: Peer, grace_s: float = 15) -> Optional[int]:
             proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             pass
+    def left() -> List[int]:
+        return sorted((known & set(int(e) for e in os.listdir("/proc") if e.isdigit()))
+                      | set(session_pids(sid)))
+
     deadline = time.monotonic() + grace_s
-    while session_pids(sid) and time.monotonic() < deadline:
+    while left() and time.monotonic() < deadline:
         time.sleep(0.2)
-    for pid in session_pids(sid):
+    for pid in left():
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:

@@ -1,5 +1,6 @@
-"""inferd side by side with the servers users would pick instead: Triton, Ray Serve, LitServe
-and TorchServe, on the same demo models, driven by the same clients, in one run.
+"""inferd side by side with the servers users would pick instead: Triton, Ray Serve, LitServe,
+TorchServe, BentoML and KServe's model server, on the same demo models, driven by the same
+clients, in one run.
 
   bench/peers/run                                 # setup (idempotent), then this, defaults
   .venv/bin/python bench/peers/peers_bench.py --duration 3 --models mlp_scorer --out-dir /tmp/p
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import List, Optional
 
 import peer_servers as ps
@@ -114,7 +116,9 @@ def check(answer: dict, body: dict) -> str:
     """The answer's output tensor against sample.json's expected row (bodies.py's tolerance)."""
     if answer["status"] != 200:
         return f"FAILED: HTTP {answer['status']} {json.dumps(answer['body'])[:200]}"
-    outputs = answer["body"].get("outputs") if isinstance(answer["body"], dict) else None
+    # BentoML's batchable API answers the list of output tensors itself (peer_servers.FRONTS).
+    outputs = (answer["body"].get("outputs") if isinstance(answer["body"], dict) else
+               answer["body"] if isinstance(answer["body"], list) else None)
     match = [o for o in outputs or [] if o.get("name") == body["expected_name"]]
     if not match:
         return f"FAILED: no output {body['expected_name']!r} in {json.dumps(answer['body'])[:200]}"
@@ -124,6 +128,37 @@ def check(answer: dict, body: dict) -> str:
     worst = max((abs(g - w) for g, w in zip(got, want)), default=0.0)
     ok = all(abs(g - w) <= 1e-4 + 1e-4 * abs(w) for g, w in zip(got, want))
     return f"{'matches' if ok else 'DIFFERS'} (max |Δ| {worst:.2e})"
+
+
+def sample_rows(repository: str, model: str) -> List[dict]:
+    """Every row of sample.json as its own batch-1 KServe v2 request, with its expected row."""
+    with open(os.path.join(repository, model, "sample.json")) as f:
+        sample = json.load(f)
+    tensor, expected = sample["inputs"][0], sample["expected_outputs"][0]
+    rows = tensor["shape"][0]
+    flat, want = bodies.flatten(tensor["data"]), bodies.flatten(expected["data"])
+    per_in, per_out = len(flat) // rows, len(want) // rows
+    return [{"request": {"inputs": [{"name": tensor["name"], "shape": [1] + tensor["shape"][1:],
+                                     "datatype": tensor.get("datatype", "FP32"),
+                                     "data": flat[i * per_in:(i + 1) * per_in]}]},
+             "expected_name": expected["name"], "expected": want[i * per_out:(i + 1) * per_out]}
+            for i in range(rows)]
+
+
+def check_concurrent(peer: ps.Peer, rows: List[dict], copies: int = 8) -> str:
+    """sample.json's rows sent `copies` times each, all at once, so the server's batching
+    groups different rows: every answer must be its own row's (a batch split in the wrong
+    place or order answers another request's row)."""
+    jobs = [rows[i % len(rows)] for i in range(copies * len(rows))]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        answers = list(pool.map(
+            lambda row: ps.post(peer, json.dumps(row["request"], separators=(",", ":")).encode()),
+            jobs))
+    verdicts = [check(answer, row) for answer, row in zip(answers, jobs)]
+    bad = [v for v in verdicts if not v.startswith("matches")]
+    if bad:
+        return f"DIFFERS in {len(bad)} of {len(jobs)} concurrent requests: {bad[0]}"
+    return f"matches: {len(jobs)} concurrent requests, {len(rows)} different row(s)"
 
 
 def clients_for(peer: ps.Peer, wanted: List[str]) -> List[str]:
@@ -222,6 +257,12 @@ def bench_peer(name: str, spec: ps.ModelSpec, body: dict, files: dict, args, wor
         print(f"  {name}: ready in {ready_s:.1f}s, {verdict}", file=sys.stderr, flush=True)
         if not verdict.startswith("matches"):
             fail(f"wrong answer, not measured: {verdict}")
+            return
+        together = check_concurrent(peer, sample_rows(args.repository, spec.name))
+        rec["checks"][-1]["concurrent"] = together
+        print(f"  {name}: {together}", file=sys.stderr, flush=True)
+        if not together.startswith("matches"):
+            fail(f"wrong answer under batching, not measured: {together}")
             return
         if name.startswith("inferd"):
             entries = ps.batching_servers.stats_entries(peer.infer_url.split("/v2/")[0],
