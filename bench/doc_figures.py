@@ -48,6 +48,27 @@ def _shared_node(run: dict, *cells: Tuple[str, str]) -> Tuple:
 
 
 
+def _http_gap(run: dict, *cells: str) -> Tuple:
+    """bench/http_gap.py: each inferd cell's median ratio to nginx with the same body."""
+    return tuple(run["summary"][c]["ratio_to_nginx"]["median"] for c in cells)
+
+
+def _http_gap_profile(run: dict) -> Tuple:
+    """bench/http_gap.py, the binary body: nginx's CPU per request, inferd's I/O thread and
+    execution thread CPU per request, the model's forward pass per request, its batch."""
+    nginx = run["summary"]["nginx-binary"]["profile"]["nginx worker"]["cpu_us"]
+    cell = run["summary"]["kserve-binary"]
+    return (nginx, cell["profile"]["HTTP I/O threads"]["cpu_us"],
+            cell["profile"]["execution thread (+ its intra-op team)"]["cpu_us"],
+            cell["model"]["forward_us_per_request"], cell["model"]["average_batch"])
+
+
+def _http_gap_io_over(run: dict) -> Tuple:
+    s = run["summary"]
+    return (s["kserve-binary"]["profile"]["HTTP I/O threads"]["cpu_us"]
+            - s["nginx-binary"]["profile"]["nginx worker"]["cpu_us"],)
+
+
 def _load(source: str) -> dict:
     if source.startswith("git:"):
         _, commit, path = source.split(":", 2)
@@ -421,6 +442,18 @@ FIGURES: List[Figure] = [
            "2026-12-06-grpc-completion-pool.json", lambda r: _ab_ratios(r, "grpc_p50_us",
                                                                        "grpc_c64_qps"),
            "medians.candidate / medians.baseline: grpc_p50_us, grpc_c64_qps"),
+    Figure("docs/benchmarks.md", "Missed: `/predict` {:.2f}×, KServe JSON {:.2f}×, KServe\n"
+           "  binary {:.2f}× of nginx", "2026-12-06-http-gap.json",
+           lambda r: _http_gap(r, "predict", "kserve-json", "kserve-binary"),
+           "summary.{predict,kserve-json,kserve-binary}.ratio_to_nginx.median"),
+    Figure("docs/benchmarks.md", "nginx spends {:.1f} µs of CPU on the binary POST; inferd's\n"
+           "  HTTP I/O thread alone spends {:.1f} µs on it, and the execution thread another\n"
+           "  {:.1f} µs, of which the model's forward pass is {:.1f} µs (batches of\n"
+           "  {:.0f} rows)", "2026-12-06-http-gap.json", _http_gap_profile,
+           "summary.nginx-binary.profile; summary.kserve-binary.profile and .model"),
+    Figure("docs/benchmarks.md", "about {:.0f} µs per request,\n  spread over",
+           "2026-12-06-http-gap.json", _http_gap_io_over,
+           "kserve-binary I/O thread cpu_us minus nginx-binary's"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),

@@ -145,8 +145,15 @@ def _llm_table() -> List[str]:
                     f"{i['tokens_per_s'] / p['tokens_per_s']:.2f}× | {i['tokens_per_s'] / e:.2f}× | "
                     f"{i['ttft_p50_ms']:.0f} / {s['ttft_p50_ms']:.0f} |")
     before, after = (", ".join(f"{x:.1f}" for x in run[key]) for key in ("load_before", "load_after"))
+    slots = run.get("slots", "?")
     rows += ["", f"SmolLM2-135M Q4_1, {run['threads']} threads, {run['output_tokens']} greedy "
-             f"output tokens, streamed /v1/completions, one run; load average (1, 5, 15 min) "
+             f"output tokens, streamed /v1/completions, one run. What each ran: inferd "
+             f"{slots} sequences with continuous batching; llama-server (llama.cpp's own, the same "
+             f"release inferd links) `-np {slots} -cb -fa on -b 512 -ub 512`, {run['threads']} "
+             f"threads; llama_cpp.server (llama-cpp-python's) one request at a time, "
+             f"{run['threads']} threads; the engine: llama-batched-bench `-npp 32 -ntg "
+             f"{run['output_tokens']} -npl 1,4,16`, generated tokens over decode time (no "
+             f"prompt, no sampling, no server). Load average (1, 5, 15 min) "
              f"before {before}, after {after}. Goals met and missed: "
              f"[{stem}.md](RESULTS/{stem}.md)."]
     earlier = result_file.earlier_runs_line(LLM_KIND, "RESULTS")
