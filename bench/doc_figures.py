@@ -69,6 +69,18 @@ def _http_gap_io_over(run: dict) -> Tuple:
             - s["nginx-binary"]["profile"]["nginx worker"]["cpu_us"],)
 
 
+def _grpc_gap(run: dict) -> Tuple:
+    """bench/grpc_ab.py A/A: the goal figures and the profile, baseline then candidate."""
+    m, t = run["medians"], run["threads"]
+    b, c = m["baseline"], m["candidate"]
+    lib = "gRPC library threads"
+    return (b["grpc_added_us"], c["grpc_added_us"], b["grpc_c64_qps"] / b["http_c64_qps"],
+            c["grpc_c64_qps"] / c["http_c64_qps"], b["http_added_us"], c["http_added_us"],
+            b["grpc_compute_us"], c["grpc_compute_us"], t["baseline"][lib]["cpu_us"],
+            t["candidate"][lib]["cpu_us"], t["baseline"][lib]["timeslices"],
+            t["candidate"][lib]["timeslices"])
+
+
 def _load(source: str) -> dict:
     if source.startswith("git:"):
         _, commit, path = source.split(":", 2)
@@ -454,6 +466,16 @@ FIGURES: List[Figure] = [
     Figure("docs/benchmarks.md", "about {:.0f} µs per request,\n  spread over",
            "2026-12-06-http-gap.json", _http_gap_io_over,
            "kserve-binary I/O thread cpu_us minus nginx-binary's"),
+    Figure("docs/benchmarks.md", "Missed: ModelInfer minus the empty RPC {:.0f} and {:.0f} µs; gRPC at 64 "
+           "concurrent {:.2f}× and\n  {:.2f}× binary HTTP's req/s (perf_analyzer for both). The same "
+           "inference over binary HTTP\n  costs {:.0f} and {:.0f} µs over its own empty request, and "
+           "the model's forward pass is {:.0f}\n  and {:.0f} µs of it: the forward pass alone takes "
+           "most of the 100 µs. What gRPC adds\n  beyond HTTP is its library's threads: per call "
+           "(ModelInfer and the empty RPCs together)\n  {:.0f} and {:.0f} µs of CPU on its own "
+           "threads and {:.1f} and {:.1f} timeslices",
+           "2026-12-06-grpc-a-a-gap.json", _grpc_gap,
+           "medians.{baseline,candidate}: grpc_added_us, grpc_c64_qps / http_c64_qps, "
+           "http_added_us, grpc_compute_us; threads.*.gRPC library threads"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
