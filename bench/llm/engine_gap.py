@@ -86,10 +86,10 @@ def prompt_of(number: int) -> str:
     return f"({number}) {PROMPT}"
 
 
-def stream(port: int, prompt: str, max_tokens: int) -> dict:
+def stream(port: int, prompt: str, max_tokens: int, on_first=None) -> dict:
     """One streamed /v1/completions over a raw socket, with as little client work per token as
     possible (the client shares the 2 cores with the server): the arrival time of every chunk
-    that carries text, and the usage."""
+    that carries text, and the usage. `on_first` is called once the first text arrives."""
     body = json.dumps({"model": "smollm2", "prompt": prompt, "max_tokens": max_tokens,
                        "temperature": 0, "stream": True,
                        "stream_options": {"include_usage": True}}).encode()
@@ -105,7 +105,10 @@ def stream(port: int, prompt: str, max_tokens: int) -> dict:
                 break
             now = time.perf_counter()
             # A text chunk: each SSE event with a non-empty "text" in this read.
-            times.extend([now] * len(re.findall(rb'"text":"(?:[^"\\]|\\.)', chunk)))
+            texts = len(re.findall(rb'"text":"(?:[^"\\]|\\.)', chunk))
+            if texts and not times and on_first is not None:
+                on_first()
+            times.extend([now] * texts)
             data += chunk
     text = data.decode("utf-8", "replace")
     if not text.startswith("HTTP/1.1 200"):
@@ -151,17 +154,21 @@ def thread_stats(pid: int) -> dict:
 
 def one_stream(server: InferdServer, number: int, output_tokens: int) -> dict:
     pid = server.proc.pid
-    before_m, before_t = metrics(server.port), thread_stats(pid)
+    before_t = thread_stats(pid)
+    at_first = {}
     client_cpu = time.process_time()
-    r = stream(server.port, prompt_of(number), output_tokens)
+    # The engine's counters once the first token is out: the steps after it are the decode
+    # steps whose tokens the time per token covers (the prompt's step is behind).
+    r = stream(server.port, prompt_of(number), output_tokens,
+               on_first=lambda: at_first.update(metrics(server.port)))
     client_cpu = time.process_time() - client_cpu
     after_m, after_t = metrics(server.port), thread_stats(pid)
     times = r["times"]
     tokens = r["tokens"]
     tpot_ms = 1e3 * (times[-1] - times[0]) / max(1, len(times) - 1)
-    steps = after_m["inferd_llm_decode_steps_total"] - before_m["inferd_llm_decode_steps_total"]
+    steps = after_m["inferd_llm_decode_steps_total"] - at_first["inferd_llm_decode_steps_total"]
     decode_s = after_m["inferd_llm_decode_seconds_total"] - \
-        before_m["inferd_llm_decode_seconds_total"]
+        at_first["inferd_llm_decode_seconds_total"]
     threads = {}
     for name, (cpu, wait, slices) in after_t.items():
         b = before_t.get(name, [0, 0, 0])
@@ -172,10 +179,10 @@ def one_stream(server: InferdServer, number: int, output_tokens: int) -> dict:
                          "slices_per_token": (slices - b[2]) / tokens}
     return {"tokens": tokens, "text_chunks": len(times), "prompt_tokens": r["prompt_tokens"],
             "tpot_ms": tpot_ms,
-            # The mean llama_decode call, prompt step included (one of `steps`).
+            # The mean llama_decode call of the steps after the first token (decode only).
             "decode_call_ms": 1e3 * decode_s / steps if steps else float("nan"),
             "decode_steps": steps,
-            "decode_s_share": decode_s / (times[-1] - r["start"]) if times else float("nan"),
+            "decode_s_share": decode_s / (times[-1] - times[0]),
             "client_cpu_ms_per_token": 1e3 * client_cpu / tokens, "threads": threads}
 
 
@@ -278,6 +285,12 @@ def main() -> int:
         "engine_step_ms": spread([r["engine_1"]["step_ms"] for r in rounds]),
         "inferd_tpot_ms": spread([r["inferd_1"]["tpot_ms"] for r in rounds]),
         "inferd_decode_call_ms": spread([r["inferd_1"]["decode_call_ms"] for r in rounds]),
+        # Per token, what the client waits beyond inferd's own llama_decode calls.
+        "inferd_outside_decode_ms": spread([r["inferd_1"]["tpot_ms"] - r["inferd_1"]["decode_call_ms"]
+                                            for r in rounds]),
+        # inferd's llama_decode call over the engine's step (the same call, in two processes).
+        "decode_call_over_engine": spread([r["inferd_1"]["decode_call_ms"] /
+                                           r["engine_1"]["step_ms"] - 1 for r in rounds]),
         "client_cpu_ms_per_token": spread([r["inferd_1"]["client_cpu_ms_per_token"]
                                            for r in rounds]),
         "engine_n_tokens_per_s": spread([r["engine_n"]["tokens_per_s"] for r in rounds]),
@@ -338,9 +351,13 @@ def render(report: dict) -> str:
                      f"{row['inferd_n']['decode_tokens_per_s']:.1f} | {row['ratio_n']:.3f} |")
     lines += ["", "## Where inferd's time per token goes (one stream)", "",
               f"- engine decode step (llama-batched-bench, npl 1): {cell(s['engine_step_ms'])} ms",
-              f"- inferd's own timer around llama_decode, mean call (its one prompt step "
-              f"included): {cell(s['inferd_decode_call_ms'])} ms",
-              f"- time per token the client sees: {cell(s['inferd_tpot_ms'])} ms",
+              f"- inferd's own timer around llama_decode (inferd_llm_decode_seconds_total over "
+              f"_steps_total, read at the first token and the end: decode steps only): "
+              f"{cell(s['inferd_decode_call_ms'])} ms",
+              f"- time per token the client sees: {cell(s['inferd_tpot_ms'])} ms, of which "
+              f"outside inferd's llama_decode calls: {cell(s['inferd_outside_decode_ms'])} ms; "
+              f"inferd's llama_decode call over the engine's step: "
+              f"{cell(s['decode_call_over_engine'], 100, '{:+.1f}')} %",
               f"- the client's own CPU per token (this script, same 2 cores): "
               f"{cell(s['client_cpu_ms_per_token'], 1, '{:.3f}')} ms", "",
               "Per inferd thread, last round (kernel schedstat over the one-stream request, "
