@@ -317,6 +317,13 @@ def render(report: dict) -> str:
                 f"{fmt.format(scale * x['max'])}]")
 
     o, r = s["overhead_1"]["median"], s["ratio_n"]["median"]
+
+    def verdict(values, ok):
+        # Met or missed only when every round agrees: a median between rounds on both sides
+        # of the goal is the machine's noise, not a result.
+        hits = [ok(v) for v in values]
+        return "met" if all(hits) else "**MISSED**" if not any(hits) else \
+            "inconclusive (rounds on both sides of the goal)"
     lines = ["# inferd's LLM path against llama.cpp's decode step (issue 34)", ""]
     lines += result_file.header(report["meta"])
     lines += ["", f"SmolLM2-135M-Instruct Q4_1, {report['threads']} threads, flash attention on, "
@@ -327,10 +334,10 @@ def render(report: dict) -> str:
               "server per round. Medians over rounds [min–max].", "",
               f"Engine: `{report['engine_command']}` (and -npl {n}).", "",
               "## Goals", "",
-              f"- {'met' if o <= 0.05 else '**MISSED**'}: one stream, time per token over the "
+              f"- {verdict(s['overhead_1']['all'], lambda v: v <= 0.05)}: one stream, time per token over the "
               f"engine's decode step at -npl 1 ≤ +5 %: {100 * o:+.1f} % "
               f"(per-round {cell(s['overhead_1'], 100, '{:+.1f}')} %)",
-              f"- {'met' if r >= 0.95 else '**MISSED**'}: {n} streams ≥ 0.95× the engine's "
+              f"- {verdict(s['ratio_n']['all'], lambda v: v >= 0.95)}: {n} streams ≥ 0.95× the engine's "
               f"S_TG at -npl {n}: {r:.3f}× (per-round {cell(s['ratio_n'], 1, '{:.3f}')})", "",
               "S_TG counts generated tokens over decode time only (no prompt, no sampling). "
               f"inferd's figure at {n} streams is measured the same way: each stream's tokens "
