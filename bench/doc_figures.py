@@ -142,6 +142,24 @@ def _llm_ab_ratios(run: dict, base: str, *variants: str) -> Tuple:
     return tuple(round(tps(v, c) / tps(base, c), 3) for v in variants for c in ("1", "16"))
 
 
+def _engine_gap(run: dict, *keys: str) -> Tuple:
+    """bench/llm/engine_gap.py's summary: "key" is its median, "key:min" / "key:max" the
+    ends of its range; ratios of the form x - 1 (overhead_1, decode_call_over_engine) in %."""
+    out = []
+    for key in keys:
+        name, _, end = key.partition(":")
+        value = run["summary"][name][end or "median"]
+        out.append(100 * value if name in ("overhead_1", "decode_call_over_engine") else value)
+    return tuple(out)
+
+
+def _engine_gap_http(run: dict) -> Tuple:
+    """The HTTP I/O thread's timeslices and run-queue wait per token, last round."""
+    [t] = [v for k, v in run["rounds"][-1]["inferd_1"]["threads"].items()
+           if k.startswith("http-io")]
+    return t["slices_per_token"], t["wait_ms_per_token"]
+
+
 def _batching_kqps(run: dict, model: str, concurrency: int, *variants: str) -> Tuple:
     """Thousands of requests/s of each inferd variant, as bench/batching_report.py shows them."""
     import batching_report
@@ -492,6 +510,24 @@ FIGURES: List[Figure] = [
            "2026-12-06-llm-one-door-after-steps.json",
            lambda r: _llm_ab_ratios(r, "before", "after", "after-again"),
            "results.{after,after-again}[1,16].tokens_per_s.median / results.before's"),
+    Figure("docs/llm.md", "gave medians of {:+.1f} % per token at one stream over the engine's "
+           "step and {:.3f}× the engine's S_TG at 16 streams, but per-round ranges of {:+.1f} % to "
+           "{:+.1f} % and {:.3f}× to {:.3f}×: the engine's own step ranged {:.1f} to {:.1f} ms",
+           "2026-12-06-llm-engine-gap.json",
+           lambda r: _engine_gap(r, "overhead_1", "ratio_n", "overhead_1:min", "overhead_1:max",
+                                 "ratio_n:min", "ratio_n:max", "engine_step_ms:min",
+                                 "engine_step_ms:max"),
+           "summary.{overhead_1 (x100), ratio_n, engine_step_ms}.{median,min,max}"),
+    Figure("docs/llm.md", "{:.2f} ms per token (median) lies outside its llama_decode calls",
+           "2026-12-06-llm-engine-gap.json",
+           lambda r: _engine_gap(r, "inferd_outside_decode_ms"),
+           "summary.inferd_outside_decode_ms.median"),
+    Figure("docs/llm.md", "the HTTP thread), against a {:.2f} ms call;",
+           "2026-12-06-llm-engine-gap.json", lambda r: _engine_gap(r, "inferd_decode_call_ms"),
+           "summary.inferd_decode_call_ms.median"),
+    Figure("docs/llm.md", "woken about {:.1f} times per token, it waited {:.1f} ms per token for "
+           "a core", "2026-12-06-llm-engine-gap.json", _engine_gap_http,
+           "rounds[-1].inferd_1.threads[http-io*].{slices,wait_ms}_per_token"),
     Figure("docs/observability.md", "which at one client cost ~{:.0f} µs per gRPC call",
            ACCESS_LOG, lambda r: (round(_ab(r, "grpc_p50_us")[0] - _ab(r, "grpc_p50_us")[1], -1),),
            "medians.baseline.grpc_p50_us - medians.candidate.grpc_p50_us, to the ten"),

@@ -1,5 +1,7 @@
 #include "backends/llama/sampler_chain.h"
 
+#include <array>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <vector>
@@ -54,15 +56,71 @@ SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary) {
   return chain;
 }
 
+int32_t GreedyToken(std::span<const float> logits) {
+  // Eight running maxima (each the first of its lane's largest, by a strict >): independent
+  // chains the CPU overlaps, where llama.cpp's loop waits on each comparison. Then the lanes'
+  // best, the smaller index on a tie: the first index of the largest logit, as llama.cpp's
+  // scan from index 0 finds it.
+  constexpr size_t kLanes = 8;
+  const size_t n = logits.size();
+  if (n < kLanes) {
+    size_t best = 0;
+    for (size_t i = 1; i < n; ++i) {
+      if (logits[i] > logits[best]) best = i;
+    }
+    return static_cast<int32_t>(best);
+  }
+  std::array<float, kLanes> value;
+  std::array<size_t, kLanes> index;
+  for (size_t k = 0; k < kLanes; ++k) {
+    value[k] = logits[k];
+    index[k] = k;
+  }
+  size_t i = kLanes;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t k = 0; k < kLanes; ++k) {
+      if (logits[i + k] > value[k]) {
+        value[k] = logits[i + k];
+        index[k] = i + k;
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    if (logits[i] > value[0]) {
+      value[0] = logits[i];
+      index[0] = i;
+    }
+  }
+  size_t best = 0;
+  for (size_t k = 0; k < kLanes; ++k) {
+    // A lane that began with a NaN kept it (nothing is > NaN): llama.cpp's scan keeps a NaN
+    // only at index 0; the one-lane scan decides then.
+    if (std::isnan(value[k])) {
+      size_t first = 0;
+      for (size_t j = 1; j < n; ++j) {
+        if (logits[j] > logits[first]) first = j;
+      }
+      return static_cast<int32_t>(first);
+    }
+    if (value[k] > value[best] || (value[k] == value[best] && index[k] < index[best])) best = k;
+  }
+  return static_cast<int32_t>(index[best]);
+}
+
 void TokenSampler::Configure(const SamplingParams& params, int32_t vocabulary,
                              const llama_sampler* grammar) {
   chain_ = MakeSamplerChain(params, vocabulary);
   grammar_.reset(grammar != nullptr ? llama_sampler_clone(grammar) : nullptr);
+  // As MakeSamplerChain builds it: greedy alone when nothing changes the logits first.
+  plain_greedy_ = params.temperature <= 0 && params.logit_bias.empty() &&
+                  params.presence_penalty == 0 && params.frequency_penalty == 0 &&
+                  params.repetition_penalty == 1 && grammar_ == nullptr;
 }
 
 void TokenSampler::Clear() {
   chain_.reset();
   grammar_.reset();
+  plain_greedy_ = false;
 }
 
 void TokenSampler::LoadLogits(llama_context* context, int32_t index) {
@@ -75,6 +133,14 @@ void TokenSampler::LoadLogits(llama_context* context, int32_t index) {
 }
 
 int32_t TokenSampler::Sample(llama_context* context, int32_t index) {
+  if (plain_greedy_) {
+    const float* logits = llama_get_logits_ith(context, index);
+    const int32_t vocabulary =
+        llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(context)));
+    const int32_t token = GreedyToken({logits, static_cast<size_t>(vocabulary)});
+    llama_sampler_accept(chain_.get(), token);
+    return token;
+  }
   LoadLogits(context, index);
   llama_token_data_array all{candidates_.data(), candidates_.size(), -1, false};
   llama_sampler_apply(chain_.get(), &all);

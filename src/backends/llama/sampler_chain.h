@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,11 @@ using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
 // that beside the chain.
 SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary);
 
+// The token llama.cpp's greedy sampler picks from `logits` (the first index of the largest
+// logit, a NaN never picked unless it is the first), read straight from the logits: no
+// candidate array. `logits` is not empty.
+int32_t GreedyToken(std::span<const float> logits);
+
 // One sequence's sampling: the request's chain and, when its output is constrained, its own
 // copy of the compiled grammar (which keeps the sequence's parse state).
 //
@@ -41,6 +47,12 @@ SamplerPtr MakeSamplerChain(const SamplingParams& params, int32_t vocabulary);
 // the result is the token the grammar-first order gives (the best allowed token); when
 // sampling at a temperature, a token the grammar allows is drawn from the unconstrained
 // distribution unless the first draw is refused, as in llama.cpp's server.
+//
+// Plain greedy decoding (temperature 0; no bias, penalty or grammar) reads the token straight
+// from the logits (GreedyToken): filling the candidate array (one 12-byte entry per token,
+// 49k for SmolLM2) and scanning it with llama.cpp's one-lane loop cost the decode thread about
+// as much as the rest of its work per token outside llama_decode
+// (bench/llm/engine_gap.py).
 //
 // Thread-safety: used by one thread at a time. Keeps its candidate buffer (one entry per
 // vocabulary token) across requests: Configure and Clear reuse it.
@@ -60,7 +72,8 @@ class TokenSampler {
   void LoadLogits(llama_context* context, int32_t index);
 
   SamplerPtr chain_;
-  SamplerPtr grammar_;  // null: unconstrained
+  SamplerPtr grammar_;         // null: unconstrained
+  bool plain_greedy_ = false;  // the chain is llama.cpp's greedy sampler alone
   std::vector<llama_token_data> candidates_;
 };
 
