@@ -25,7 +25,7 @@ cores).
     .venv/bin/python bench/llm/engine_gap.py --rounds 5
 
 Writes a new bench/results/<date>-llm-engine-gap[-N].md/.json (bench/result_file.py); refuses a
-tree with uncommitted changes unless --allow-dirty (a run that is not kept).
+tree with uncommitted changes, as every writer of bench/results does.
 """
 
 from __future__ import annotations
@@ -222,18 +222,13 @@ def main() -> int:
     parser.add_argument("--tools", default=str(ROOT / "build-llama-tools"),
                         help="llama.cpp's tools build (bench/llm/build-llama-tools)")
     parser.add_argument("--name", default="llm-engine-gap")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="measure a tree with uncommitted changes (such a run is not kept)")
     args = parser.parse_args()
     if not 1 <= args.streams <= SLOTS:
         raise SystemExit(f"--streams must be 1 to {SLOTS}")
     tools = Path(args.tools)
     if not (tools / "bin" / "llama-batched-bench").is_file():
         raise SystemExit(f"{tools}/bin/llama-batched-bench is missing: bench/llm/build-llama-tools")
-    dirty = "uncommitted" in result_file.commit_of(ROOT)
-    if dirty and not args.allow_dirty:
-        raise SystemExit("the tree has uncommitted changes: commit first (a kept run names its "
-                         "commit), or --allow-dirty for a run that is not kept")
+    result_file.require_clean_tree(result_file.RESULTS)  # a kept run measures a committed tree
     command = "bench/llm/engine_gap.py " + " ".join(sys.argv[1:])
     tmp = Path(tempfile.mkdtemp(prefix="llm-gap-"))
     repo = tmp / "repo"
@@ -278,7 +273,6 @@ def main() -> int:
     load_after = result_file.load()
 
     m = result_file.meta([args.binary], command, load_before, load_after)
-    m["tree_dirty"] = dirty
     summary = {
         "overhead_1": spread([r["overhead_1"] for r in rounds]),
         "ratio_n": spread([r["ratio_n"] for r in rounds]),
