@@ -1,7 +1,8 @@
 """Two or more inferd binaries side by side on the demo chat model: streamed /v1/completions at
 1 and 16 concurrent clients (greedy, fixed output length, unique prompts), rounds interleaved
 (A B A B ...) so background noise hits every variant alike; a fresh server per variant and
-round. Reports per variant the median over rounds of tokens/s and time to first token p50,
+round; the order reverses every other round (A B, B A, ...), so that no variant always runs
+after the same one. Reports per variant the median over rounds of tokens/s and time to first token p50,
 with the spread (min-max). Name a binary twice for an A/A run.
 
     .venv/bin/python bench/llm/llm_ab.py --rounds 5 --name llm-one-door \\
@@ -60,7 +61,7 @@ def main() -> int:
     load_before = os.getloadavg()
     runs = {name: {c: [] for c in args.concurrency} for name, _ in variants}
     for round_number in range(args.rounds):
-        for name, binary in variants:
+        for name, binary in (variants if round_number % 2 == 0 else variants[::-1]):
             server = InferdServer(repo, tmp / f"{name}.log", name=name,
                                   binary=Path(binary)).start()
             try:
