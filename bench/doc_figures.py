@@ -81,6 +81,25 @@ def _grpc_gap(run: dict) -> Tuple:
             t["candidate"][lib]["timeslices"])
 
 
+def _shared_classic(run: dict) -> Tuple:
+    """bench/shared_node_classic.py: the figures docs/benchmarks.md quotes, in its order."""
+    s = run["summary"]
+
+    def cell(variant: str, model: str, neighbour: str, what: str) -> float:
+        c = s[variant][model][neighbour]
+        return c["ratio_to_alone" if what == "ratio" else "qps"]["median"]
+
+    one = "beside 1 busy process"
+    return (cell("before", "resnet18", one, "ratio"), cell("before", "resnet18", one, "qps"),
+            cell("after", "resnet18", one, "ratio"), cell("after-again", "resnet18", one, "ratio"),
+            cell("after", "resnet18", one, "qps"), cell("after-again", "resnet18", one, "qps"),
+            cell("after", "resnet18", "alone", "qps"),
+            cell("after-again", "resnet18", "alone", "qps"),
+            cell("before", "resnet18", "alone", "qps"), cell("before", "mlp_scorer", one, "ratio"),
+            cell("after", "mlp_scorer", one, "ratio"),
+            cell("after-again", "mlp_scorer", one, "ratio"))
+
+
 def _load(source: str) -> dict:
     if source.startswith("git:"):
         _, commit, path = source.split(":", 2)
@@ -494,6 +513,21 @@ FIGURES: List[Figure] = [
            "2026-12-06-grpc-a-a-gap.json", _grpc_gap,
            "medians.{baseline,candidate}: grpc_added_us, grpc_c64_qps / http_c64_qps, "
            "http_added_us, grpc_compute_us; threads.*.gRPC library threads"),
+    Figure("docs/benchmarks.md", "kept\n  {:.2f}× of its alone rate beside one busy process ({:.1f} req/s): the two-thread team "
+           "waited at\n  every barrier for the member the busy process had pushed off its core. With "
+           "the count\n  adapted at run time it kept {:.2f}× and {:.2f}× (the A/A twin), {:.1f} and {:.1f} "
+           "req/s: met.\n  Alone the adapting binaries made {:.1f} and {:.1f} req/s against {:.1f} "
+           "before", "2026-12-06-shared-node-classic.json",
+           lambda r: _shared_classic(r)[:9],
+           "summary.{before,after,after-again}.resnet18.{alone,beside 1 busy process}"),
+    Figure("docs/benchmarks.md", "rounds' spread ({:.1f} to {:.1f} across the three)",
+           "2026-12-06-shared-node-classic.json",
+           lambda r: (min(r["summary"][v]["resnet18"]["alone"]["qps"]["min"] for v in r["summary"]),
+                      max(r["summary"][v]["resnet18"]["alone"]["qps"]["max"] for v in r["summary"])),
+           "summary.*.resnet18.alone.qps.{min,max}"),
+    Figure("docs/benchmarks.md", "one thread, kept {:.2f}× before and {:.2f}× and {:.2f}× after",
+           "2026-12-06-shared-node-classic.json", lambda r: _shared_classic(r)[9:],
+           "summary.*.mlp_scorer.beside 1 busy process.ratio_to_alone.median"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
