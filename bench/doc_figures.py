@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -98,6 +99,19 @@ def _shared_classic(run: dict) -> Tuple:
             cell("before", "resnet18", "alone", "qps"), cell("before", "mlp_scorer", one, "ratio"),
             cell("after", "mlp_scorer", one, "ratio"),
             cell("after-again", "mlp_scorer", one, "ratio"))
+
+
+def _http_cost_io(run: dict) -> Tuple:
+    """bench/cost/http_cost.sh: the I/O thread's callgrind instructions per request of each
+    binary, then each binary's median server CPU µs per request over its perf-stat rounds."""
+    io = "inferd::HttpServer::Impl::Start()::{lambda()#1}::operator()() const"
+    counts = tuple(dict(c["rows"])[io] for c in run["callgrind"])
+    cpu = []
+    for index in range(len(run["callgrind"])):
+        per = [r["counters"]["task-clock"] * 1000 / r["wrk"]["requests"]
+               for r in run["perf_stat_runs"] if r["binary_index"] == index]
+        cpu.append(statistics.median(per))
+    return counts + tuple(cpu)
 
 
 def _load(source: str) -> dict:
@@ -528,6 +542,12 @@ FIGURES: List[Figure] = [
     Figure("docs/benchmarks.md", "one thread, kept {:.2f}× before and {:.2f}× and {:.2f}× after",
            "2026-12-06-shared-node-classic.json", lambda r: _shared_classic(r)[9:],
            "summary.*.mlp_scorer.beside 1 busy process.ratio_to_alone.median"),
+    Figure("docs/benchmarks.md", "instructions per request falling from {:,.0f} to {:,.0f} "
+           "(callgrind, which does\n  not depend on the load; the A/A copy: {:,.0f}), while its CPU "
+           "time per request under load\n  stays inside the noise (medians over three rounds: {:.1f} "
+           "before, {:.1f} and {:.1f} µs",
+           "2026-12-06-http-cost.json", _http_cost_io,
+           "callgrind[*].rows[HttpServer I/O lambda]; perf_stat_runs task-clock/requests by binary"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
