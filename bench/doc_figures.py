@@ -548,6 +548,22 @@ FIGURES: List[Figure] = [
            "before, {:.1f} and {:.1f} µs",
            "2026-12-06-http-cost.json", _http_cost_io,
            "callgrind[*].rows[HttpServer I/O lambda]; perf_stat_runs task-clock/requests by binary"),
+    Figure("docs/benchmarks.md", "one\n  stream {:+.1f} % per token (per round {:+.1f} to {:+.1f} %), 16 "
+           "streams {:.3f}× ({:.3f} to {:.3f})", "2026-12-06-llm-engine-gap-2.json",
+           lambda r: _engine_gap(r, "overhead_1", "overhead_1:min", "overhead_1:max", "ratio_n",
+                                 "ratio_n:min", "ratio_n:max"),
+           "summary.{overhead_1,ratio_n}.{median,min,max}"),
+    Figure("docs/benchmarks.md", "inferd spends {:.2f} ms per token outside its llama_decode "
+           "calls (sampling,\n  detokenising, the event, the hand-off) against a {:.2f} ms call",
+           "2026-12-06-llm-engine-gap-2.json",
+           lambda r: _engine_gap(r, "inferd_outside_decode_ms", "inferd_decode_call_ms"),
+           "summary.{inferd_outside_decode_ms,inferd_decode_call_ms}.median"),
+    Figure("docs/benchmarks.md", "S_TG rose from {:.0f} to {:.0f} tokens/s over\n  the rounds while "
+           "inferd's stayed between {:.0f} and {:.0f}", "2026-12-06-llm-engine-gap-2.json",
+           lambda r: _engine_gap(r, "engine_n_tokens_per_s:min", "engine_n_tokens_per_s:max",
+                                 "inferd_n_decode_tokens_per_s:min",
+                                 "inferd_n_decode_tokens_per_s:max"),
+           "summary.{engine_n_tokens_per_s,inferd_n_decode_tokens_per_s}.{min,max}"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
