@@ -104,9 +104,6 @@ def run_wrk(url: str, body: tuple, connections: int, seconds: float) -> dict:
     return json.loads(match.group(1))
 
 
-def spread(values: list) -> dict:
-    return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
-            "max": round(max(values), 3), "all": [round(v, 3) for v in values]}
 
 
 def main() -> int:
@@ -193,10 +190,11 @@ def main() -> int:
     summary = {}
     for cell in CELLS:
         qps = [r[cell]["wrk"]["qps"] for r in rounds]
-        s = {"qps": spread(qps), "errors": sum(r[cell]["wrk"]["errors"] for r in rounds)}
+        s = {"qps": result_file.spread(qps),
+             "errors": sum(r[cell]["wrk"]["errors"] for r in rounds)}
         if cell in GOALS:
-            s["ratio_to_nginx"] = spread([r[cell]["wrk"]["qps"] / r[NGINX_FOR[cell]]["wrk"]["qps"]
-                                          for r in rounds])
+            s["ratio_to_nginx"] = result_file.spread(
+                [r[cell]["wrk"]["qps"] / r[NGINX_FOR[cell]]["wrk"]["qps"] for r in rounds])
             s["goal"] = GOALS[cell]
             s["met"] = s["ratio_to_nginx"]["median"] >= GOALS[cell]
         groups = sorted({g for r in rounds for g in r[cell]["profile"]})

@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -231,6 +232,18 @@ def header(m: dict) -> List[str]:
                  f"after: {m['load_after']} ({m['cpus']} CPUs)")
     lines.append(f"- {SHARED_MACHINE}")
     return lines
+
+
+def spread(values: List[float], digits: int = 3) -> dict:
+    """The median of a measurement's rounds with its range and every round, rounded to
+    `digits`: how every result file reports repeated figures. Rounds that gave no figure
+    (NaN) are left out; with none left, every field is NaN."""
+    values = [v for v in values if v == v]
+    if not values:
+        return {"median": float("nan"), "min": float("nan"), "max": float("nan"), "all": []}
+    return {"median": round(statistics.median(values), digits),
+            "min": round(min(values), digits), "max": round(max(values), digits),
+            "all": [round(v, digits) for v in values]}
 
 
 def new_stem(out_dir: Path, name: str) -> Path:

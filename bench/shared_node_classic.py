@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -67,9 +66,6 @@ def intra_op(server: InferdServer, model: str) -> dict:
         return json.load(r)["model_stats"][0].get("intra_op_threads", {})
 
 
-def spread(values: list) -> dict:
-    return {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
-            "max": round(max(values), 3), "all": [round(v, 3) for v in values]}
 
 
 def main() -> int:
@@ -127,9 +123,10 @@ def main() -> int:
             row = {}
             for neighbour in NEIGHBOURS:
                 qps = [x["qps"] for x in runs[neighbour]]
-                row[neighbour] = {"qps": spread(qps),
+                row[neighbour] = {"qps": result_file.spread(qps),
                                   "errors": sum(x["errors"] for x in runs[neighbour]),
-                                  "ratio_to_alone": spread([b / a for a, b in zip(alone, qps)])}
+                                  "ratio_to_alone": result_file.spread(
+                                      [b / a for a, b in zip(alone, qps)])}
             summary.setdefault(name, {})[model] = row
 
     command = "bench/shared_node_classic.py " + " ".join(sys.argv[1:])
@@ -163,9 +160,9 @@ def main() -> int:
             lines.append(f"- {name}, {model}: at load {chosen[name][model].get('count')} "
                          f"({chosen[name][model].get('reason', '')}); at the end "
                          f"{final[name][model].get('count')}")
-    lines.append("")
     for name, _ in variants:
         s = summary[name]["resnet18"]["beside 1 busy process"]["ratio_to_alone"]["median"]
+        lines.append("")  # a paragraph each: headline.py quotes a missed one on its own
         lines.append(f"{name}: resnet18 keeps at least 0.5× of alone beside one busy process: "
                      f"{'met' if s >= 0.5 else 'missed'} ({s:.2f}×)")
     stem = result_file.write_new(ROOT / "bench" / "results", args.name, report,

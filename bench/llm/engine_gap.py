@@ -31,11 +31,11 @@ tree with uncommitted changes, as every writer of bench/results does.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,13 +55,7 @@ from llm_helpers import add_llm, smollm2_gguf  # noqa: E402
 
 PROMPT_TOKENS = 32  # -npp; inferd's prompt lengths (from its usage) are in the result file
 
-
-def spread(values):
-    values = [v for v in values if v == v]
-    if not values:
-        return {"median": float("nan"), "min": float("nan"), "max": float("nan"), "all": []}
-    return {"median": round(statistics.median(values), 4), "min": round(min(values), 4),
-            "max": round(max(values), 4), "all": [round(v, 4) for v in values]}
+spread = functools.partial(result_file.spread, digits=4)
 
 
 def engine(tools: Path, threads: int, output_tokens: int, npl: int) -> dict:

@@ -14,9 +14,9 @@ Writes bench/results/<date>-<name>.md and .json (never over an existing file).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,10 +33,7 @@ from llm_bench import CONTEXT_PER_SEQUENCE, PROMPT, SLOTS, closed_loop, one_stre
 from llm_helpers import add_llm  # noqa: E402
 import result_file  # noqa: E402
 
-
-def spread(values):
-    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2),
-            "max": round(max(values), 2), "all": [round(v, 2) for v in values]}
+spread = functools.partial(result_file.spread, digits=2)
 
 
 def main() -> int:
