@@ -180,6 +180,9 @@ class TorchModel : public BackendModel {
   // Tells the chooser how long the forward pass of `rows` rows took on `threads` threads.
   // With several execution instances, runs of different counts overlap and a probe may be
   // judged by another instance's run of the same count: the times stay true per count.
+  // Time per row is compared across batch sizes: under steady load the batches are alike;
+  // a probe that happens to run a smaller batch than usual looks slower per row than it is,
+  // so the chooser leans to the count it has, and the next probe asks again.
   void RecordRun(int threads, std::chrono::steady_clock::time_point start, int64_t rows) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
