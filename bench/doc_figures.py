@@ -564,6 +564,11 @@ FIGURES: List[Figure] = [
                                  "inferd_n_decode_tokens_per_s:min",
                                  "inferd_n_decode_tokens_per_s:max"),
            "summary.{engine_n_tokens_per_s,inferd_n_decode_tokens_per_s}.{min,max}"),
+    Figure("docs/benchmarks.md", "together, resnet18 kept {:.2f}× of its alone rate ({:.2f} to {:.2f}) "
+           "and the chat stream {:.2f}×\n  ({:.2f} to {:.2f})", "2026-12-06-shared-node-together.json",
+           lambda r: tuple(r["summary"][k][end] for k in ("resnet18_ratio", "chat_ratio")
+                           for end in ("median", "min", "max")),
+           "summary.{resnet18_ratio,chat_ratio}.{median,min,max}"),
     Figure("docs/inference-path.md", "only while others wait gave {:.2f}× and {:.2f}×",
            "2026-12-06-grpc-adaptive-completion.json",
            lambda r: _ab_ratios(r, "grpc_p50_us", "grpc_c64_qps"),
